@@ -1,0 +1,132 @@
+//! Executors: where a partition's NTTs and MSMs run. The `cpu` backend is always there; the
+//! `cuda` backend runs our own kernels when a GPU and its driver are present.
+
+pub mod cpu;
+
+use anyhow::Result;
+use blstrs::Scalar;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+use crate::circuit::Assignment;
+use crate::params::Parameters;
+use crate::prover::{Msms, RegionResult};
+use crate::telemetry::Stage;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BackendKind::Auto => "auto",
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+        })
+    }
+}
+
+/// Which of a device's engines a timed step occupied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Compute,
+    H2d,
+    D2h,
+}
+
+/// One timed step of a partition on a device.
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    pub stage: Stage,
+    pub engine: Engine,
+    pub start: Instant,
+    pub end: Instant,
+    pub bytes: u64,
+}
+
+/// The steps a partition went through, in the order they were recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Steps(pub Vec<Step>);
+
+impl Steps {
+    pub fn push(&mut self, stage: Stage, engine: Engine, start: Instant, bytes: u64) {
+        self.0.push(Step {
+            stage,
+            engine,
+            start,
+            end: Instant::now(),
+            bytes,
+        });
+    }
+
+    /// Runs `f` as one compute step.
+    pub fn time<T>(&mut self, stage: Stage, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        self.push(stage, Engine::Compute, start, 0);
+        out
+    }
+}
+
+/// The evaluations and scalars a device works on for one partition.
+pub struct RegionInput<'a> {
+    pub abc: [Vec<Scalar>; 3],
+    pub log2_domain: u32,
+    pub aux: &'a [Scalar],
+    pub msms: &'a Msms,
+    pub params: &'a Parameters,
+    /// Whether B in G2 runs here (`b_g2_on = gpu`) rather than in the finalizer.
+    pub b_g2: bool,
+}
+
+impl<'a> RegionInput<'a> {
+    /// Moves the evaluations out of `asg`, which keeps the witness for the finalizer.
+    pub fn new(
+        asg: &'a mut Assignment,
+        msms: &'a Msms,
+        params: &'a Parameters,
+        b_g2: bool,
+    ) -> Self {
+        let log2_domain = asg.num_rows().next_power_of_two().trailing_zeros();
+        let abc = [
+            std::mem::take(&mut asg.a),
+            std::mem::take(&mut asg.b),
+            std::mem::take(&mut asg.c),
+        ];
+        RegionInput {
+            abc,
+            log2_domain,
+            aux: &asg.aux,
+            msms,
+            params,
+            b_g2,
+        }
+    }
+}
+
+/// The gate an executor passes through: `memory` before it allocates or stages device memory,
+/// `compute` before its first kernel. The lock strategy behind it decides who waits; waits
+/// are recorded as `lock_wait` steps.
+pub trait Gate {
+    fn memory(&mut self, steps: &mut Steps);
+    fn compute(&mut self, steps: &mut Steps);
+}
+
+/// A device: the part of a partition's proof that a GPU (or a CPU stand-in) computes.
+pub trait Executor: Send + Sync {
+    /// `cpu0`, `gpu1`: the device's name in telemetry and reports.
+    fn device(&self) -> &str;
+    fn kind(&self) -> BackendKind;
+    /// H from the evaluations, then the H, L, A, B_G1 (and maybe B_G2) MSMs.
+    fn prove_region(
+        &self,
+        input: RegionInput<'_>,
+        gate: &mut dyn Gate,
+        steps: &mut Steps,
+    ) -> Result<RegionResult>;
+}

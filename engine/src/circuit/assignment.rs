@@ -1,0 +1,250 @@
+//! What synthesis produces: the A, B, C evaluations of every constraint, the variable
+//! assignments, and which variables each MSM touches (its density).
+
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use ff::Field;
+
+/// A set of variable indices, as a bitmap; bellperson's "density tracker".
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Density {
+    bits: Vec<u64>,
+    len: usize,
+}
+
+impl Density {
+    pub fn with_len(len: usize) -> Self {
+        Density {
+            bits: vec![0; len.div_ceil(64)],
+            len,
+        }
+    }
+
+    pub fn push(&mut self) {
+        if self.len % 64 == 0 {
+            self.bits.push(0);
+        }
+        self.len += 1;
+    }
+
+    pub fn set(&mut self, i: usize) {
+        debug_assert!(i < self.len);
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+
+    pub fn get(&self, i: usize) -> bool {
+        self.bits[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn count(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Raw words, for building densities in parallel.
+    pub fn from_words(bits: Vec<u64>, len: usize) -> Self {
+        assert!(bits.len() == len.div_ceil(64));
+        Density { bits, len }
+    }
+
+    /// The values whose index is in the set, in order.
+    pub fn select<T: Copy + Send + Sync>(&self, values: &[T]) -> Vec<T> {
+        assert_eq!(values.len(), self.len);
+        values
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.get(*i))
+            .map(|(_, v)| *v)
+            .collect()
+    }
+}
+
+/// One satisfied R1CS instance, ready for the prover.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assignment {
+    /// A(z), B(z), C(z) per constraint, the input constraints `x * 0 = 0` last.
+    pub a: Vec<Scalar>,
+    pub b: Vec<Scalar>,
+    pub c: Vec<Scalar>,
+    /// Public inputs, the constant one first.
+    pub input: Vec<Scalar>,
+    pub aux: Vec<Scalar>,
+    pub a_aux_density: Density,
+    pub b_input_density: Density,
+    pub b_aux_density: Density,
+}
+
+impl Assignment {
+    /// Rows of the evaluation domain before padding.
+    pub fn num_rows(&self) -> usize {
+        self.a.len()
+    }
+
+    /// Public inputs without the leading one, as a verifier takes them.
+    pub fn public_inputs(&self) -> &[Scalar] {
+        &self.input[1..]
+    }
+
+    /// Host memory this assignment holds, for admission budgets.
+    pub fn bytes(&self) -> usize {
+        (self.a.len() * 3 + self.input.len() + self.aux.len()) * 32
+    }
+
+    /// Adds the constraints `input_i * 0 = 0` that make every input appear in A, as
+    /// bellperson's prover and generator both do.
+    pub(crate) fn push_input_constraints(&mut self) {
+        for x in &self.input {
+            self.a.push(*x);
+            self.b.push(Scalar::ZERO);
+            self.c.push(Scalar::ZERO);
+        }
+    }
+}
+
+/// A constraint system that evaluates every constraint as it is enforced.
+pub struct ProvingCs {
+    asg: Assignment,
+}
+
+impl ProvingCs {
+    pub fn new() -> Self {
+        let mut cs = ProvingCs {
+            asg: Assignment {
+                a: vec![],
+                b: vec![],
+                c: vec![],
+                input: vec![],
+                aux: vec![],
+                a_aux_density: Density::default(),
+                b_input_density: Density::default(),
+                b_aux_density: Density::default(),
+            },
+        };
+        cs.alloc_input(|| "one", || Ok(Scalar::ONE))
+            .expect("the constant one");
+        cs
+    }
+
+    pub fn finish(mut self) -> Assignment {
+        self.asg.push_input_constraints();
+        self.asg
+    }
+}
+
+impl Default for ProvingCs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Evaluates `lc` and marks the variables it uses with a non-zero coefficient.
+fn eval(
+    lc: &LinearCombination<Scalar>,
+    input_density: Option<&mut Density>,
+    aux_density: Option<&mut Density>,
+    input: &[Scalar],
+    aux: &[Scalar],
+) -> Scalar {
+    let mut acc = Scalar::ZERO;
+    let mut input_density = input_density;
+    let mut aux_density = aux_density;
+    for (var, coeff) in lc.iter() {
+        if bool::from(coeff.is_zero()) {
+            continue;
+        }
+        let (value, density, i) = match var.get_unchecked() {
+            Index::Input(i) => (input[i], input_density.as_deref_mut(), i),
+            Index::Aux(i) => (aux[i], aux_density.as_deref_mut(), i),
+        };
+        acc += if *coeff == Scalar::ONE {
+            value
+        } else {
+            value * coeff
+        };
+        if let Some(d) = density {
+            d.set(i);
+        }
+    }
+    acc
+}
+
+impl ConstraintSystem<Scalar> for ProvingCs {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.asg.aux.push(f()?);
+        self.asg.a_aux_density.push();
+        self.asg.b_aux_density.push();
+        Ok(Variable::new_unchecked(Index::Aux(self.asg.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.asg.input.push(f()?);
+        self.asg.b_input_density.push();
+        Ok(Variable::new_unchecked(Index::Input(
+            self.asg.input.len() - 1,
+        )))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let a = a(LinearCombination::zero());
+        let b = b(LinearCombination::zero());
+        let c = c(LinearCombination::zero());
+        let asg = &mut self.asg;
+        // Inputs are fully dense in A (every input has its `x * 0 = 0` row), so A tracks aux only.
+        let av = eval(&a, None, Some(&mut asg.a_aux_density), &asg.input, &asg.aux);
+        let bv = eval(
+            &b,
+            Some(&mut asg.b_input_density),
+            Some(&mut asg.b_aux_density),
+            &asg.input,
+            &asg.aux,
+        );
+        let cv = eval(&c, None, None, &asg.input, &asg.aux);
+        asg.a.push(av);
+        asg.b.push(bv);
+        asg.c.push(cv);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// Checks that every constraint holds: A(z)·B(z) = C(z). Used by tests and `--check`.
+pub fn is_satisfied(asg: &Assignment) -> Option<usize> {
+    (0..asg.a.len()).find(|&i| asg.a[i] * asg.b[i] != asg.c[i])
+}

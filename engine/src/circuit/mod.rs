@@ -1,0 +1,112 @@
+//! Workloads and synthesis: every built-in circuit, deterministic from a seed, turned into the
+//! A/B/C evaluations, assignments and densities the prover consumes.
+
+mod assignment;
+pub mod sha256;
+pub mod shape;
+pub mod synthetic;
+
+pub use assignment::{is_satisfied, Assignment, Density, ProvingCs};
+pub use shape::Shape;
+
+use anyhow::{bail, Result};
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar;
+use serde::{Deserialize, Serialize};
+
+use sha256::Sha256Circuit;
+use synthetic::SyntheticCircuit;
+
+/// A built-in workload: which circuit, at which size.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "lowercase")]
+pub enum Workload {
+    /// SHA-256 of `blocks` × 64 bytes, the digest packed into public inputs.
+    Sha256 { blocks: usize },
+    /// PoRep-shaped rows that, with the inputs, fill a 2^log2_constraints domain.
+    Synthetic { log2_constraints: u32 },
+}
+
+impl Workload {
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            Workload::Sha256 { blocks } if blocks == 0 || blocks > 4096 => {
+                bail!("--blocks must be between 1 and 4096, got {blocks}")
+            }
+            Workload::Synthetic {
+                log2_constraints: k,
+            } if !(4..=27).contains(&k) => {
+                bail!("--log2-constraints must be between 4 and 27, got {k}")
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Short, file-name-safe label: `sha256-b2`, `synthetic-k14`.
+    pub fn label(&self) -> String {
+        match self {
+            Workload::Sha256 { blocks } => format!("sha256-b{blocks}"),
+            Workload::Synthetic { log2_constraints } => format!("synthetic-k{log2_constraints}"),
+        }
+    }
+
+    /// The circuit of one partition; `seed` picks its witness, never its shape.
+    pub fn circuit(&self, seed: u64) -> AnyCircuit {
+        match *self {
+            Workload::Sha256 { blocks } => AnyCircuit::Sha256(Sha256Circuit::new(blocks, seed)),
+            Workload::Synthetic { log2_constraints } => {
+                AnyCircuit::Synthetic(SyntheticCircuit::new(log2_constraints, seed))
+            }
+        }
+    }
+
+    /// Synthesises one partition on the current rayon pool.
+    pub fn synthesize(&self, seed: u64) -> Result<Assignment> {
+        match *self {
+            Workload::Synthetic { log2_constraints } => {
+                Ok(SyntheticCircuit::new(log2_constraints, seed).synthesize_parallel())
+            }
+            _ => synthesize_generic(self.circuit(seed)),
+        }
+    }
+
+    /// Counts and a digest of the constraint structure, which keys the params cache.
+    pub fn shape(&self) -> Result<Shape> {
+        match *self {
+            // The synthetic structure is a pure function of k and the generator's version.
+            Workload::Synthetic { log2_constraints } => {
+                Ok(SyntheticCircuit::new(log2_constraints, 0).shape())
+            }
+            _ => Shape::of(self.circuit(0)),
+        }
+    }
+}
+
+/// Runs any bellpepper circuit through the evaluating constraint system.
+pub fn synthesize_generic<C: Circuit<Scalar>>(circuit: C) -> Result<Assignment> {
+    let mut cs = ProvingCs::new();
+    circuit
+        .synthesize(&mut cs)
+        .map_err(|e| anyhow::anyhow!("synthesis failed: {e}"))?;
+    Ok(cs.finish())
+}
+
+/// The seed of partition `partition` of job `job`, so every partition has its own witness.
+pub fn partition_seed(seed: u64, job: u64, partition: u32) -> u64 {
+    synthetic::mix(seed ^ synthetic::mix(job.wrapping_mul(0x1_0000) ^ partition as u64))
+}
+
+/// Every built-in circuit, as one type the bellpepper `Circuit` trait can take.
+pub enum AnyCircuit {
+    Sha256(Sha256Circuit),
+    Synthetic(SyntheticCircuit),
+}
+
+impl Circuit<Scalar> for AnyCircuit {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        match self {
+            AnyCircuit::Sha256(c) => c.synthesize(cs),
+            AnyCircuit::Synthetic(c) => c.synthesize(cs),
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! `EngineConfig`: every knob of the engine, its validation, and changes by key.
+//!
+//! Field names are a contract (the `[engine]` table of the config file, `--at key=value`, the
+//! JSON report): add fields, never rename them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::backend::BackendKind;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LockStrategy {
+    /// One mutex per device around a partition's whole GPU region.
+    #[serde(rename = "single")]
+    Single,
+    /// A memory lock for allocation and staging, a compute lock for kernels.
+    #[serde(rename = "two-lock")]
+    TwoLock,
+    /// Workers never wait on each other.
+    #[serde(rename = "none")]
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    Cpu,
+    Gpu,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Residency {
+    Auto,
+    Host,
+    Device,
+}
+
+/// A memory budget: `auto` or a number of bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    Auto,
+    Bytes(u64),
+}
+
+impl Serialize for Budget {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Budget::Auto => s.serialize_str("auto"),
+            Budget::Bytes(b) => s.serialize_u64(*b),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Budget {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(Budget::Bytes(n)),
+            Raw::S(s) => parse_budget(&s).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// `auto`, a byte count, or a count with a binary suffix (`64GiB`, `512MiB`).
+pub fn parse_budget(s: &str) -> Result<Budget, String> {
+    let s = s.trim();
+    if s == "auto" {
+        return Ok(Budget::Auto);
+    }
+    let (num, mult) = [
+        ("KiB", 1u64 << 10),
+        ("MiB", 1 << 20),
+        ("GiB", 1 << 30),
+        ("TiB", 1 << 40),
+    ]
+    .iter()
+    .find_map(|(suf, m)| s.strip_suffix(suf).map(|n| (n, *m)))
+    .unwrap_or((s, 1));
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .map(Budget::Bytes)
+        .ok_or_else(|| {
+            format!("expected `auto` or a size in bytes such as 68719476736 or 64GiB, got `{s}`")
+        })
+}
+
+impl fmt::Display for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Budget::Auto => f.write_str("auto"),
+            Budget::Bytes(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EngineConfig {
+    pub backend: BackendKind,
+    /// GPU ordinals; empty means all.
+    pub devices: Vec<u32>,
+    pub cpu_devices: usize,
+    pub gpu_workers_per_device: usize,
+    pub lock: LockStrategy,
+    pub synthesis_workers: usize,
+    pub synthesis_threads: usize,
+    pub prover_threads: usize,
+    pub prestage: bool,
+    pub msm_double_buffer: bool,
+    pub b_g2_on: Placement,
+    pub srs_residency: Residency,
+    pub host_memory_budget: Budget,
+    pub vram_budget: Budget,
+}
+
+pub fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            backend: BackendKind::Auto,
+            devices: vec![],
+            cpu_devices: 1,
+            gpu_workers_per_device: 2,
+            lock: LockStrategy::Single,
+            synthesis_workers: 2,
+            synthesis_threads: cores(),
+            prover_threads: cores(),
+            prestage: true,
+            msm_double_buffer: true,
+            b_g2_on: Placement::Cpu,
+            srs_residency: Residency::Auto,
+            host_memory_budget: Budget::Auto,
+            vram_budget: Budget::Auto,
+        }
+    }
+}
+
+/// A refused change or a bad config value; always names the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(key: &str, message: impl Into<String>) -> Self {
+        ConfigError {
+            key: key.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// When a change to a key takes effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// At the next safe point of running work.
+    Live,
+    /// For jobs submitted after the change.
+    NextJob,
+    /// Only at start.
+    Startup,
+}
+
+pub const KEYS: [&str; 14] = [
+    "backend",
+    "devices",
+    "cpu_devices",
+    "gpu_workers_per_device",
+    "lock",
+    "synthesis_workers",
+    "synthesis_threads",
+    "prover_threads",
+    "prestage",
+    "msm_double_buffer",
+    "b_g2_on",
+    "srs_residency",
+    "host_memory_budget",
+    "vram_budget",
+];
+
+/// Upper bound on thread and worker counts: a typo, not a machine, beyond this.
+const MAX_THREADS: usize = 4096;
+
+fn parse_count(key: &str, v: &str, lo: usize, hi: usize) -> Result<usize, ConfigError> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(ConfigError::new(
+            key,
+            format!("expected a whole number from {lo} to {hi}, got `{v}`"),
+        )),
+    }
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(ConfigError::new(
+            key,
+            format!("expected `true` or `false`, got `{v}`"),
+        )),
+    }
+}
+
+fn parse_enum<T: for<'de> Deserialize<'de>>(
+    key: &str,
+    v: &str,
+    allowed: &str,
+) -> Result<T, ConfigError> {
+    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(v.trim()))
+        .map_err(|_| ConfigError::new(key, format!("expected one of {allowed}, got `{v}`")))
+}
+
+impl EngineConfig {
+    pub fn liveness(key: &str) -> Option<Liveness> {
+        match key {
+            "backend" | "devices" => Some(Liveness::Startup),
+            "srs_residency" => Some(Liveness::NextJob),
+            k if KEYS.contains(&k) => Some(Liveness::Live),
+            _ => None,
+        }
+    }
+
+    /// The value of `key` as `set` would take it.
+    pub fn get(&self, key: &str) -> Option<String> {
+        let json = serde_json::to_value(self).ok()?;
+        Some(match json.get(key)? {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            v => v.to_string(),
+        })
+    }
+
+    /// Sets one key from its text form, validating it; on error nothing changes.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        match key {
+            "backend" => self.backend = parse_enum(key, value, "auto, cpu, cuda")?,
+            "devices" => {
+                self.devices = if value.trim().is_empty() || value.trim() == "all" {
+                    vec![]
+                } else {
+                    value
+                        .split(',')
+                        .map(|d| d.trim().parse::<u32>())
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| {
+                            ConfigError::new(
+                                key,
+                                format!(
+                                    "expected GPU ordinals such as 0,1 or `all`, got `{value}`"
+                                ),
+                            )
+                        })?
+                }
+            }
+            "cpu_devices" => self.cpu_devices = parse_count(key, value, 1, 64)?,
+            "gpu_workers_per_device" => {
+                self.gpu_workers_per_device = parse_count(key, value, 1, 16)?
+            }
+            "lock" => self.lock = parse_enum(key, value, "single, two-lock, none")?,
+            "synthesis_workers" => self.synthesis_workers = parse_count(key, value, 1, 256)?,
+            "synthesis_threads" => {
+                self.synthesis_threads = parse_count(key, value, 1, MAX_THREADS)?
+            }
+            "prover_threads" => self.prover_threads = parse_count(key, value, 1, MAX_THREADS)?,
+            "prestage" => self.prestage = parse_bool(key, value)?,
+            "msm_double_buffer" => self.msm_double_buffer = parse_bool(key, value)?,
+            "b_g2_on" => self.b_g2_on = parse_enum(key, value, "cpu, gpu")?,
+            "srs_residency" => self.srs_residency = parse_enum(key, value, "auto, host, device")?,
+            "host_memory_budget" => {
+                self.host_memory_budget =
+                    parse_budget(value).map_err(|m| ConfigError::new(key, m))?
+            }
+            "vram_budget" => {
+                self.vram_budget = parse_budget(value).map_err(|m| ConfigError::new(key, m))?
+            }
+            _ => {
+                return Err(ConfigError::new(
+                    key,
+                    format!("unknown key; the keys are {}", KEYS.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses the `[engine]` table of a config file, key by key through `set`, so a file
+    /// and a live change are validated alike and every error names its key.
+    pub fn from_toml_table(table: &toml::Table) -> Result<Self, ConfigError> {
+        let mut cfg = EngineConfig::default();
+        for (key, value) in table {
+            let text = match value {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                toml::Value::Array(a) => a
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                other => return Err(ConfigError::new(key, format!("unexpected value {other}"))),
+            };
+            cfg.set(key, &text)?;
+        }
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_validates_and_leaves_config_unchanged_on_error() {
+        let mut c = EngineConfig::default();
+        let before = c.clone();
+        for (k, v) in [
+            ("lock", "triple"),
+            ("gpu_workers_per_device", "0"),
+            ("gpu_workers_per_device", "17"),
+            ("prestage", "yes"),
+            ("synthesis_threads", "-1"),
+            ("vram_budget", "lots"),
+            ("colour", "blue"),
+        ] {
+            let err = c.set(k, v).unwrap_err();
+            assert_eq!(err.key, k);
+            assert_eq!(c, before);
+        }
+        c.set("lock", "two-lock").unwrap();
+        assert_eq!(c.lock, LockStrategy::TwoLock);
+        assert_eq!(c.get("lock").unwrap(), "two-lock");
+        c.set("vram_budget", "64GiB").unwrap();
+        assert_eq!(c.vram_budget, Budget::Bytes(64 << 30));
+        for key in KEYS {
+            let v = c.get(key).unwrap();
+            let mut d = c.clone();
+            d.set(key, &v).unwrap();
+            assert_eq!(d, c, "{key} round-trips through get/set");
+        }
+    }
+
+    #[test]
+    fn toml_errors_name_the_key() {
+        let parse = |s: &str| EngineConfig::from_toml_table(&toml::from_str(s).unwrap());
+        assert_eq!(
+            parse("lock = \"single\"\nlokc = 1").unwrap_err().key,
+            "lokc"
+        );
+        assert_eq!(
+            parse("gpu_workers_per_device = 99").unwrap_err().key,
+            "gpu_workers_per_device"
+        );
+        assert_eq!(parse("lock = \"quad\"").unwrap_err().key, "lock");
+        assert_eq!(parse("devices = [0, 1]").unwrap().devices, vec![0, 1]);
+        let c = parse("vram_budget = \"8GiB\"\nprestage = false").unwrap();
+        assert_eq!((c.vram_budget, c.prestage), (Budget::Bytes(8 << 30), false));
+    }
+}

@@ -1,0 +1,50 @@
+//! Groth16 parameters: generation (`setup`), bellperson's file layout (`io`), and the on-disk
+//! cache of generated parameters keyed by circuit shape (`cache`).
+
+pub mod cache;
+mod fixed_base;
+pub mod io;
+pub mod setup;
+pub mod store;
+
+use blstrs::{G1Affine, G2Affine};
+
+/// The verifying key, as bellperson's `VerifyingKey`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyingKey {
+    pub alpha_g1: G1Affine,
+    pub beta_g1: G1Affine,
+    pub beta_g2: G2Affine,
+    pub gamma_g2: G2Affine,
+    pub delta_g1: G1Affine,
+    pub delta_g2: G2Affine,
+    /// One point per public input, the constant one first.
+    pub ic: Vec<G1Affine>,
+}
+
+/// The proving key, as bellperson's `Parameters`: every query in affine form, points at
+/// infinity already dropped from A and B.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parameters {
+    pub vk: VerifyingKey,
+    /// tau^i · Z(tau) / delta for i in 0..domain−1.
+    pub h: Vec<G1Affine>,
+    /// (beta·A_i + alpha·B_i + C_i)(tau) / delta per aux variable.
+    pub l: Vec<G1Affine>,
+    pub a: Vec<G1Affine>,
+    pub b_g1: Vec<G1Affine>,
+    pub b_g2: Vec<G2Affine>,
+}
+
+impl Parameters {
+    /// Bytes these parameters take in memory (and, within a few bytes, on disk).
+    pub fn bytes(&self) -> usize {
+        let g1 = self.h.len() + self.l.len() + self.a.len() + self.b_g1.len() + self.vk.ic.len();
+        g1 * 96 + self.b_g2.len() * 192 + 6 * 192
+    }
+
+    /// log2 of the evaluation domain these parameters serve.
+    pub fn log2_domain(&self) -> u32 {
+        (self.h.len() + 1).trailing_zeros()
+    }
+}

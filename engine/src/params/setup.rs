@@ -1,0 +1,233 @@
+//! Groth16 parameter generation: fresh random toxic waste (tau, alpha, beta, gamma, delta),
+//! used once and dropped, and every query computed with fixed-base window tables in parallel.
+
+use anyhow::{bail, Result};
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::{G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use rand_core::{CryptoRng, RngCore};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::fixed_base::FixedBase;
+use super::{Parameters, VerifyingKey};
+use crate::backend::cpu::ntt::Domain;
+use crate::circuit::Shape;
+
+/// Where a long setup reports: (stage, done, total).
+pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
+
+/// Generates parameters for `circuit`, whose counts `shape` already holds.
+pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
+    circuit: C,
+    shape: &Shape,
+    rng: &mut R,
+    progress: Progress,
+) -> Result<Parameters> {
+    let domain = Domain::new(shape.log2_domain());
+    let m = domain.size();
+    let tau = Scalar::random(&mut *rng);
+    let alpha = Scalar::random(&mut *rng);
+    let beta = Scalar::random(&mut *rng);
+    let gamma = Scalar::random(&mut *rng);
+    let delta = Scalar::random(&mut *rng);
+    let (gamma_inv, delta_inv) = (gamma.invert().unwrap(), delta.invert().unwrap());
+
+    progress("evaluating the circuit at tau", 0, 1);
+    let powers = powers(tau, m);
+    let mut lagrange = powers.clone();
+    domain.intt(&mut lagrange);
+    let mut cs = EvalCs::new(shape, &lagrange);
+    circuit
+        .synthesize(&mut cs)
+        .map_err(|e| anyhow::anyhow!("synthesis failed: {e}"))?;
+    if cs.row != shape.num_constraints
+        || cs.num_aux != shape.num_aux
+        || cs.num_inputs != shape.num_inputs
+    {
+        bail!("the circuit's counts differ from its shape");
+    }
+    for i in 0..shape.num_inputs {
+        cs.at[i] += lagrange[shape.num_constraints + i];
+    }
+
+    let (ni, total) = (shape.num_inputs, shape.num_inputs + shape.num_aux);
+    // (beta·A + alpha·B + C) / gamma for inputs, / delta for aux.
+    let ext: Vec<Scalar> = (0..total)
+        .into_par_iter()
+        .map(|i| {
+            (beta * cs.at[i] + alpha * cs.bt[i] + cs.ct[i])
+                * if i < ni { gamma_inv } else { delta_inv }
+        })
+        .collect();
+    let z_over_delta = (tau.pow_vartime([m as u64]) - Scalar::ONE) * delta_inv;
+    let h_scalars: Vec<Scalar> = powers[..m - 1]
+        .par_iter()
+        .map(|p| *p * z_over_delta)
+        .collect();
+    let nonzero = |v: &[Scalar]| -> Vec<Scalar> {
+        v.iter()
+            .filter(|s| !bool::from(s.is_zero()))
+            .copied()
+            .collect()
+    };
+    let (a_s, b_s) = (nonzero(&cs.at), nonzero(&cs.bt));
+    if ext[ni..].iter().any(|s| bool::from(s.is_zero())) {
+        bail!("the circuit has an unconstrained variable: its L query point would be zero");
+    }
+
+    let g1 = G1Projective::generator();
+    let g2 = G2Projective::generator();
+    let t1 = FixedBase::<G1Projective>::new(g1);
+    let t2 = FixedBase::<G2Projective>::new(g2);
+    let g1_total = h_scalars.len() + total + a_s.len() + b_s.len();
+    let done = AtomicUsize::new(0);
+    let tick = |n: usize| {
+        let d = done.fetch_add(n, Ordering::Relaxed) + n;
+        progress("G1 queries", d, g1_total);
+    };
+    let h = t1.mul_many(&h_scalars, &tick);
+    let ic_l = t1.mul_many(&ext, &tick);
+    let a = t1.mul_many(&a_s, &tick);
+    let b_g1 = t1.mul_many(&b_s, &tick);
+    let done2 = AtomicUsize::new(0);
+    let b_g2 = t2.mul_many(&b_s, &|n| {
+        let d = done2.fetch_add(n, Ordering::Relaxed) + n;
+        progress("G2 queries", d, b_s.len());
+    });
+    let (ic, l) = (ic_l[..ni].to_vec(), ic_l[ni..].to_vec());
+
+    let vk = VerifyingKey {
+        alpha_g1: (g1 * alpha).to_affine(),
+        beta_g1: (g1 * beta).to_affine(),
+        beta_g2: (g2 * beta).to_affine(),
+        gamma_g2: (g2 * gamma).to_affine(),
+        delta_g1: (g1 * delta).to_affine(),
+        delta_g2: (g2 * delta).to_affine(),
+        ic,
+    };
+    Ok(Parameters {
+        vk,
+        h,
+        l,
+        a,
+        b_g1,
+        b_g2,
+    })
+}
+
+fn powers(x: Scalar, n: usize) -> Vec<Scalar> {
+    const CHUNK: usize = 4096;
+    let mut out = vec![Scalar::ZERO; n];
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let mut p = x.pow_vartime([(c * CHUNK) as u64]);
+            for v in chunk {
+                *v = p;
+                p *= x;
+            }
+        });
+    out
+}
+
+/// Accumulates every variable's A, B and C polynomials evaluated at tau.
+struct EvalCs<'a> {
+    lagrange: &'a [Scalar],
+    /// Inputs first, then aux: the order of the A and B queries.
+    at: Vec<Scalar>,
+    bt: Vec<Scalar>,
+    ct: Vec<Scalar>,
+    /// Inputs the shape declares; aux slots start after them.
+    first_aux: usize,
+    num_inputs: usize,
+    num_aux: usize,
+    row: usize,
+}
+
+impl<'a> EvalCs<'a> {
+    fn new(shape: &Shape, lagrange: &'a [Scalar]) -> Self {
+        let n = shape.num_inputs + shape.num_aux;
+        EvalCs {
+            lagrange,
+            at: vec![Scalar::ZERO; n],
+            bt: vec![Scalar::ZERO; n],
+            ct: vec![Scalar::ZERO; n],
+            first_aux: shape.num_inputs,
+            num_inputs: 1,
+            num_aux: 0,
+            row: 0,
+        }
+    }
+}
+
+fn accumulate(
+    cs_slot: impl Fn(Variable) -> usize,
+    lc: &LinearCombination<Scalar>,
+    l: Scalar,
+    out: &mut [Scalar],
+) {
+    for (var, coeff) in lc.iter() {
+        out[cs_slot(var)] += *coeff * l;
+    }
+}
+
+impl ConstraintSystem<Scalar> for EvalCs<'_> {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.num_aux += 1;
+        Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.num_inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let l = self.lagrange[self.row];
+        self.row += 1;
+        let first_aux = self.first_aux;
+        let slot = |v: Variable| match v.get_unchecked() {
+            Index::Input(i) => i,
+            Index::Aux(i) => first_aux + i,
+        };
+        accumulate(slot, &a(LinearCombination::zero()), l, &mut self.at);
+        accumulate(slot, &b(LinearCombination::zero()), l, &mut self.bt);
+        accumulate(slot, &c(LinearCombination::zero()), l, &mut self.ct);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}

@@ -1,0 +1,133 @@
+//! The finalizer: B in G2 when it runs on the CPU, the r/s randomisation and assembly, and
+//! verification of every proof before it is reported. Runs on the prover pool.
+
+use anyhow::Result;
+use blstrs::{G2Projective, Scalar};
+use ff::Field;
+use rand::rngs::OsRng;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::state::{Ready, State};
+use super::synthesis::{finish_partitions, PartitionEnd};
+use super::{Outcome, PartitionResult, Shared};
+use crate::backend::cpu::msm;
+use crate::prover::{self, Proof, RegionResult};
+use crate::telemetry::{Event, Lane, ProofRecord, Span, Stage};
+
+pub(super) fn finalize(
+    shared: &Arc<Shared>,
+    device: String,
+    ready: Ready,
+    region: Result<RegionResult>,
+) {
+    let Ready {
+        ticket,
+        asg,
+        msms,
+        loaded,
+        mut stages,
+        bytes,
+        ..
+    } = ready;
+    let (job, partition) = (ticket.job, ticket.partition);
+    let mut timed = |stage: Stage, start: Instant| {
+        let end = Instant::now();
+        stages.insert(stage, (end - start).as_secs_f64());
+        shared.bus.publish(Event::Span(Span {
+            lane: Lane::Pool {
+                name: "prover".into(),
+            },
+            stage,
+            start: shared.clock.at(start),
+            end: shared.clock.at(end),
+            job: Some(job),
+            partition: Some(partition),
+            bytes: 0,
+        }));
+    };
+    let inputs = asg.public_inputs().to_vec();
+    let outcome = region.and_then(|m| {
+        let b_g2 = match m.b_g2 {
+            Some(b) => b,
+            None => {
+                let t = Instant::now();
+                let b = msm::msm::<G2Projective>(&loaded.params.b_g2, &msms.b).0;
+                timed(Stage::MsmBG2, t);
+                b
+            }
+        };
+        let t = Instant::now();
+        let (r, s) = (Scalar::random(OsRng), Scalar::random(OsRng));
+        let proof = prover::assemble(&loaded.params.vk, r, s, &m, b_g2);
+        timed(Stage::Finalize, t);
+        let t = Instant::now();
+        let verified = prover::verify(&loaded.pvk, &proof, &inputs);
+        timed(Stage::Verify, t);
+        Ok((proof, verified))
+    });
+    let (proof, error) = match outcome {
+        Ok((proof, Ok(()))) => (Some(proof), None),
+        Ok((proof, Err(e))) => (Some(proof), Some(e.to_string())),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
+    let record = ProofRecord {
+        t: shared.clock.now(),
+        job,
+        partition,
+        device,
+        verified: error.is_none(),
+        error,
+        stages,
+    };
+    drop((asg, msms));
+    let due = {
+        let mut st = shared.state.lock();
+        st.proving -= 1;
+        st.host_in_use -= bytes;
+        report(shared, &mut st, record, proof, inputs)
+    };
+    shared.cv.notify_all();
+    for changes in due {
+        // Scheduled values were validated when the schedule was installed.
+        let _ = super::reconfigure::apply(shared, &changes, "schedule");
+    }
+}
+
+/// Reports a finished partition and returns the scheduled changes now due.
+pub(super) fn report(
+    shared: &Shared,
+    st: &mut State,
+    record: ProofRecord,
+    proof: Option<Proof>,
+    inputs: Vec<Scalar>,
+) -> Vec<Vec<(String, String)>> {
+    let cancelled = st.jobs.get(&record.job).is_none_or(|j| j.is_cancelled);
+    if cancelled {
+        finish_partitions(shared, st, record.job, PartitionEnd::Cancelled, 1);
+        return vec![];
+    }
+    st.finished += 1;
+    let end = if record.verified {
+        PartitionEnd::Verified
+    } else {
+        PartitionEnd::Failed
+    };
+    let job = record.job;
+    if let Some(e) = &record.error {
+        tracing::warn!("job {job} partition {}: {e}", record.partition);
+    }
+    shared.bus.publish(Event::Proof(record.clone()));
+    let _ = shared.outcomes.send(Outcome::Partition(PartitionResult {
+        record,
+        proof,
+        inputs,
+    }));
+    finish_partitions(shared, st, job, end, 1);
+    let finished = st.finished;
+    let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut st.after_partitions)
+        .into_iter()
+        .partition(|(n, _)| *n <= finished);
+    st.after_partitions = later;
+    due.into_iter().map(|(_, c)| c).collect()
+}

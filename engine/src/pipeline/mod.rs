@@ -1,0 +1,190 @@
+//! The pipeline: jobs of P partitions flow through synthesis workers, a bounded queue of
+//! synthesised partitions, the workers of every device (under its lock strategy), and a
+//! finalizer that assembles and verifies each proof. Configuration changes apply at safe
+//! points, and every stage reports to the telemetry bus.
+
+mod finalize;
+pub mod locks;
+mod reconfigure;
+pub mod schedule;
+mod state;
+mod synthesis;
+mod worker;
+
+use anyhow::{bail, Result};
+use blstrs::Scalar;
+use crossbeam_channel::{unbounded, Receiver, Sender};
+use parking_lot::{Condvar, Mutex};
+use std::sync::Arc;
+
+use crate::backend::BackendKind;
+use crate::circuit::Workload;
+use crate::config::{ConfigError, EngineConfig};
+use crate::params::store::ParamsStore;
+use crate::prover::Proof;
+use crate::telemetry::{Bus, Clock, ConfigChange, ProofRecord};
+use state::State;
+
+pub use schedule::{Scheduled, When};
+
+pub type JobId = u64;
+
+/// A job: `partitions` circuits of one workload sharing one set of parameters.
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub workload: Workload,
+    pub partitions: u32,
+    pub seed: u64,
+}
+
+/// One partition's result, proof and public inputs included.
+#[derive(Clone, Debug)]
+pub struct PartitionResult {
+    pub record: ProofRecord,
+    pub proof: Option<Proof>,
+    pub inputs: Vec<Scalar>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Partition(PartitionResult),
+    JobDone {
+        job: JobId,
+        verified: u32,
+        failed: u32,
+        cancelled: u32,
+    },
+}
+
+/// A snapshot of the pipeline, for the dashboard and status lines.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Status {
+    pub jobs_open: usize,
+    pub partitions_pending: usize,
+    pub synthesizing: usize,
+    pub queued: usize,
+    pub proving: usize,
+    pub finished_partitions: u64,
+    pub host_bytes_in_use: u64,
+    pub devices: Vec<DeviceStatus>,
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct DeviceStatus {
+    pub name: String,
+    pub workers: usize,
+    pub lock: String,
+}
+
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    cv: Condvar,
+    bus: Bus,
+    clock: Clock,
+    store: Arc<ParamsStore>,
+    outcomes: Sender<Outcome>,
+    backend: BackendKind,
+}
+
+/// The running engine. Cheap to clone; every clone drives the same pipeline.
+#[derive(Clone)]
+pub struct EngineHandle {
+    shared: Arc<Shared>,
+    outcomes: Receiver<Outcome>,
+}
+
+impl EngineHandle {
+    /// Starts the pipeline's threads and devices.
+    pub fn start(
+        config: EngineConfig,
+        store: Arc<ParamsStore>,
+        bus: Bus,
+        clock: Clock,
+    ) -> Result<Self> {
+        let backend = match config.backend {
+            BackendKind::Cpu | BackendKind::Auto => BackendKind::Cpu,
+            BackendKind::Cuda => bail!("the cuda backend is not available in this build"),
+        };
+        let (tx, rx) = unbounded();
+        let state = State::new(config)?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            cv: Condvar::new(),
+            bus,
+            clock,
+            store,
+            outcomes: tx,
+            backend,
+        });
+        reconfigure::sync_devices(&shared);
+        synthesis::spawn_dispatcher(shared.clone());
+        Ok(EngineHandle {
+            shared,
+            outcomes: rx,
+        })
+    }
+
+    pub fn backend(&self) -> BackendKind {
+        self.shared.backend
+    }
+
+    pub fn bus(&self) -> &Bus {
+        &self.shared.bus
+    }
+
+    pub fn clock(&self) -> Clock {
+        self.shared.clock
+    }
+
+    pub fn store(&self) -> &Arc<ParamsStore> {
+        &self.shared.store
+    }
+
+    /// Results as partitions and jobs finish.
+    pub fn outcomes(&self) -> &Receiver<Outcome> {
+        &self.outcomes
+    }
+
+    pub fn config(&self) -> EngineConfig {
+        self.shared.state.lock().cfg.clone()
+    }
+
+    /// Submits a job; its parameters must be obtainable (loaded, cached or generated first).
+    pub fn submit(&self, spec: JobSpec) -> Result<JobId> {
+        synthesis::submit(&self.shared, spec)
+    }
+
+    /// Cancels a job: its waiting partitions are dropped, running ones finish unreported.
+    pub fn cancel(&self, job: JobId) -> bool {
+        synthesis::cancel(&self.shared, job)
+    }
+
+    /// Validates every change, then applies all of them at the next safe points and emits a
+    /// `Config` event for each; if any is invalid nothing changes and a refusal is recorded.
+    pub fn reconfigure(
+        &self,
+        changes: &[(String, String)],
+        by: &str,
+    ) -> Result<Vec<ConfigChange>, ConfigError> {
+        reconfigure::apply(&self.shared, changes, by)
+    }
+
+    /// Every change applied or refused so far, in order.
+    pub fn config_log(&self) -> Vec<ConfigChange> {
+        self.shared.state.lock().config_log.clone()
+    }
+
+    /// Applies changes at a time from the start or after a number of finished partitions.
+    pub fn schedule(&self, plan: Vec<Scheduled>) {
+        schedule::install(&self.shared, plan)
+    }
+
+    pub fn status(&self) -> Status {
+        self.shared.state.lock().status()
+    }
+
+    /// Stops accepting work, lets running partitions finish, and joins the workers.
+    pub fn shutdown(&self) {
+        state::shutdown(&self.shared);
+    }
+}

@@ -1,0 +1,126 @@
+//! Live reconfiguration: validate a set of changes as a whole, record them, and bring pools,
+//! devices, workers and locks in line. Running partitions keep what they started with.
+
+use std::sync::Arc;
+
+use super::state::{host_budget, pool, State};
+use super::{worker, Shared};
+use crate::backend::cpu::CpuExecutor;
+use crate::config::{cores, ConfigError, EngineConfig, Liveness};
+use crate::telemetry::{ConfigChange, Event};
+
+pub(super) fn apply(
+    shared: &Arc<Shared>,
+    changes: &[(String, String)],
+    by: &str,
+) -> Result<Vec<ConfigChange>, ConfigError> {
+    let t = shared.clock.now();
+    let mut st = shared.state.lock();
+    let mut next = st.cfg.clone();
+    let checked = changes
+        .iter()
+        .try_for_each(|(key, value)| match EngineConfig::liveness(key) {
+            Some(Liveness::Startup) => Err(ConfigError {
+                key: key.clone(),
+                message: "cannot change while the engine runs; restart with the new value".into(),
+            }),
+            _ => next.set(key, value),
+        });
+    if let Err(e) = checked {
+        for (key, value) in changes {
+            let refused = ConfigChange {
+                t,
+                key: key.clone(),
+                from: st.cfg.get(key).unwrap_or_default(),
+                to: value.clone(),
+                by: by.to_string(),
+                applied: false,
+                error: Some(e.to_string()),
+            };
+            st.config_log.push(refused.clone());
+            shared.bus.publish(Event::Config(refused));
+        }
+        return Err(e);
+    }
+    let mut applied = vec![];
+    for (key, _) in changes {
+        let (from, to) = (
+            st.cfg.get(key).unwrap_or_default(),
+            next.get(key).unwrap_or_default(),
+        );
+        if from != to && !applied.iter().any(|c: &ConfigChange| &c.key == key) {
+            applied.push(ConfigChange {
+                t,
+                key: key.clone(),
+                from,
+                to,
+                by: by.to_string(),
+                applied: true,
+                error: None,
+            });
+        }
+    }
+    let old = std::mem::replace(&mut st.cfg, next);
+    if let Err(e) = sync(shared, &mut st, &old) {
+        tracing::warn!("applying the configuration: {e:#}");
+    }
+    for c in &applied {
+        tracing::info!("config {}: {} -> {} (by {})", c.key, c.from, c.to, c.by);
+        st.config_log.push(c.clone());
+        shared.bus.publish(Event::Config(c.clone()));
+    }
+    drop(st);
+    shared.cv.notify_all();
+    Ok(applied)
+}
+
+/// Creates the devices and workers of the initial configuration.
+pub(super) fn sync_devices(shared: &Arc<Shared>) {
+    let mut st = shared.state.lock();
+    let cfg = st.cfg.clone();
+    if let Err(e) = sync(shared, &mut st, &cfg) {
+        tracing::warn!("starting devices: {e:#}");
+    }
+}
+
+fn sync(shared: &Arc<Shared>, st: &mut State, old: &EngineConfig) -> anyhow::Result<()> {
+    let cfg = st.cfg.clone();
+    if cfg.synthesis_threads != old.synthesis_threads {
+        st.synthesis_pool = pool("synth", cfg.synthesis_threads)?;
+    }
+    if cfg.prover_threads != old.prover_threads {
+        st.prover_pool = pool("prover", cfg.prover_threads)?;
+    }
+    if cfg.host_memory_budget != old.host_memory_budget {
+        st.host_budget = host_budget(cfg.host_memory_budget);
+    }
+    if cfg.lock != old.lock {
+        for d in &mut st.devices {
+            d.lock = Arc::from(super::locks::new_lock(cfg.lock));
+        }
+    }
+    sync_cpu_devices(st, cfg.cpu_devices)?;
+    for d in 0..st.devices.len() {
+        st.devices[d].target = cfg.gpu_workers_per_device;
+        while !st.devices[d].retiring && st.devices[d].running() < st.devices[d].target {
+            worker::spawn(shared, st, d);
+        }
+    }
+    Ok(())
+}
+
+/// On the cpu backend a device is an executor with its own pool; `cpu_devices` of them.
+fn sync_cpu_devices(st: &mut State, want: usize) -> anyhow::Result<()> {
+    let threads = (cores() / want).max(1);
+    for i in 0..want.max(st.devices.len()) {
+        let name = format!("cpu{i}");
+        match st.devices.iter_mut().find(|d| d.exec.device() == name) {
+            Some(d) => d.retiring = i >= want,
+            None if i < want => st.add_device(Arc::new(CpuExecutor::new(i, threads)?)),
+            None => {}
+        }
+    }
+    // A retiring device whose workers have all left goes now; otherwise its last worker removes it.
+    st.devices.retain(|d| !(d.retiring && d.running() == 0));
+    Ok(())
+}

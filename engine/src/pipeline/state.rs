@@ -1,0 +1,191 @@
+//! The pipeline's shared state, guarded by one mutex: queues, jobs, devices and pools.
+
+use anyhow::Result;
+use rayon::ThreadPool;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use super::locks::{new_lock, DeviceLock};
+use super::{DeviceStatus, JobId, JobSpec, Shared, Status};
+use crate::backend::Executor;
+use crate::circuit::Assignment;
+use crate::config::{Budget, EngineConfig};
+use crate::params::store::Loaded;
+use crate::prover::Msms;
+use crate::telemetry::{ConfigChange, Stage};
+
+/// Synthesised partitions that may wait for a device, beyond those in synthesis. Keeps host
+/// memory bounded however many jobs are submitted.
+pub(crate) const QUEUE_SLACK: usize = 2;
+
+pub(crate) struct Ticket {
+    pub job: JobId,
+    pub partition: u32,
+}
+
+pub(crate) struct Ready {
+    pub ticket: Ticket,
+    pub asg: Assignment,
+    pub msms: Msms,
+    pub loaded: Arc<Loaded>,
+    pub queued: Instant,
+    pub stages: BTreeMap<Stage, f64>,
+    pub bytes: u64,
+}
+
+pub(crate) struct Job {
+    pub spec: JobSpec,
+    pub loaded: Arc<Loaded>,
+    pub remaining: u32,
+    pub verified: u32,
+    pub failed: u32,
+    pub cancelled: u32,
+    pub is_cancelled: bool,
+    /// Host bytes one partition of this job holds from synthesis to its proof.
+    pub bytes: u64,
+}
+
+pub(crate) struct Device {
+    pub exec: Arc<dyn Executor>,
+    pub lock: Arc<dyn DeviceLock>,
+    pub target: usize,
+    /// Worker slots in use; a worker's slot names its lane.
+    pub slots: Vec<bool>,
+    pub retiring: bool,
+}
+
+impl Device {
+    pub fn running(&self) -> usize {
+        self.slots.iter().filter(|s| **s).count()
+    }
+}
+
+pub(crate) struct State {
+    pub cfg: EngineConfig,
+    pub jobs: BTreeMap<JobId, Job>,
+    pub next_job: JobId,
+    pub pending: VecDeque<Ticket>,
+    pub synthesizing: usize,
+    pub ready: VecDeque<Ready>,
+    pub proving: usize,
+    pub devices: Vec<Device>,
+    pub synthesis_pool: Arc<ThreadPool>,
+    pub prover_pool: Arc<ThreadPool>,
+    pub host_budget: u64,
+    pub host_in_use: u64,
+    pub finished: u64,
+    pub config_log: Vec<ConfigChange>,
+    /// Changes waiting for the N-th finished partition.
+    pub after_partitions: Vec<(u64, Vec<(String, String)>)>,
+    pub shutdown: bool,
+    pub threads: Vec<JoinHandle<()>>,
+}
+
+pub(crate) fn pool(name: &'static str, threads: usize) -> Result<Arc<ThreadPool>> {
+    Ok(Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(move |i| format!("{name}-{i}"))
+            .build()?,
+    ))
+}
+
+/// Bytes of host memory the engine may hold: the budget, or 80 % of what is available.
+pub(crate) fn host_budget(b: Budget) -> u64 {
+    match b {
+        Budget::Bytes(n) => n,
+        Budget::Auto => available_memory().map(|m| m / 5 * 4).unwrap_or(u64::MAX),
+    }
+}
+
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+impl State {
+    pub fn new(cfg: EngineConfig) -> Result<Self> {
+        Ok(State {
+            synthesis_pool: pool("synth", cfg.synthesis_threads)?,
+            prover_pool: pool("prover", cfg.prover_threads)?,
+            host_budget: host_budget(cfg.host_memory_budget),
+            cfg,
+            jobs: BTreeMap::new(),
+            next_job: 0,
+            pending: VecDeque::new(),
+            synthesizing: 0,
+            ready: VecDeque::new(),
+            proving: 0,
+            devices: vec![],
+            host_in_use: 0,
+            finished: 0,
+            config_log: vec![],
+            after_partitions: vec![],
+            shutdown: false,
+            threads: vec![],
+        })
+    }
+
+    pub fn add_device(&mut self, exec: Arc<dyn Executor>) {
+        self.devices.push(Device {
+            exec,
+            lock: Arc::from(new_lock(self.cfg.lock)),
+            target: self.cfg.gpu_workers_per_device,
+            slots: vec![],
+            retiring: false,
+        });
+    }
+
+    /// Whether the dispatcher may start synthesising another partition now.
+    pub fn can_synthesize(&self) -> bool {
+        let Some(next) = self.pending.front() else {
+            return false;
+        };
+        let workers = self.cfg.synthesis_workers;
+        let bytes = self.jobs.get(&next.job).map_or(0, |j| j.bytes);
+        self.synthesizing < workers
+            && self.synthesizing + self.ready.len() < workers + QUEUE_SLACK
+            // One partition is always admitted, so a budget smaller than a partition slows
+            // the engine to one at a time instead of stopping it.
+            && (self.host_in_use == 0 || self.host_in_use + bytes <= self.host_budget)
+    }
+
+    pub fn status(&self) -> Status {
+        Status {
+            jobs_open: self.jobs.len(),
+            partitions_pending: self.pending.len(),
+            synthesizing: self.synthesizing,
+            queued: self.ready.len(),
+            proving: self.proving,
+            finished_partitions: self.finished,
+            host_bytes_in_use: self.host_in_use,
+            devices: self
+                .devices
+                .iter()
+                .filter(|d| !d.retiring)
+                .map(|d| DeviceStatus {
+                    name: d.exec.device().to_string(),
+                    workers: d.running(),
+                    lock: format!("{:?}", d.lock.strategy()),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Stops the dispatcher and workers once running work is done, and waits for them.
+pub(crate) fn shutdown(shared: &Shared) {
+    let threads = {
+        let mut st = shared.state.lock();
+        st.shutdown = true;
+        std::mem::take(&mut st.threads)
+    };
+    shared.cv.notify_all();
+    for t in threads {
+        let _ = t.join();
+    }
+}

@@ -1,0 +1,255 @@
+//! Admission and synthesis: jobs become partition tickets; a dispatcher starts up to
+//! `synthesis_workers` of them at once on the synthesis pool, as long as the queue of
+//! synthesised partitions and the host memory budget allow.
+
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::state::{Job, Ready, Ticket};
+use super::{JobId, JobSpec, Outcome, Shared};
+use crate::circuit::partition_seed;
+use crate::prover;
+use crate::telemetry::{Event, JobEvent, JobState, Lane, ProofRecord, Span, Stage};
+
+/// Host bytes one partition holds: a, b, c and the witness, the MSM scalars, NTT scratch.
+fn partition_bytes(rows: usize) -> u64 {
+    rows.next_power_of_two() as u64 * 32 * 6
+}
+
+pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
+    if spec.partitions == 0 {
+        bail!("a job needs at least one partition");
+    }
+    spec.workload.validate()?;
+    let loaded = shared.store.get(&spec.workload, &|_, _, _| {})?;
+    let t = shared.clock.now();
+    let mut st = shared.state.lock();
+    if st.shutdown {
+        bail!("the engine is shutting down");
+    }
+    let job = st.next_job;
+    st.next_job += 1;
+    for partition in 0..spec.partitions {
+        st.pending.push_back(Ticket { job, partition });
+    }
+    let bytes = partition_bytes(loaded.shape.num_rows());
+    st.jobs.insert(
+        job,
+        Job {
+            remaining: spec.partitions,
+            spec,
+            loaded,
+            verified: 0,
+            failed: 0,
+            cancelled: 0,
+            is_cancelled: false,
+            bytes,
+        },
+    );
+    drop(st);
+    shared.bus.publish(Event::Job(JobEvent {
+        t,
+        job,
+        partition: None,
+        state: JobState::Submitted,
+        detail: None,
+    }));
+    shared.cv.notify_all();
+    Ok(job)
+}
+
+pub(super) fn cancel(shared: &Arc<Shared>, job: JobId) -> bool {
+    let mut st = shared.state.lock();
+    let Some(j) = st.jobs.get_mut(&job) else {
+        return false;
+    };
+    j.is_cancelled = true;
+    // Partitions not yet started are dropped now; the others at their next safe point.
+    let dropped = st.pending.iter().filter(|t| t.job == job).count() as u32;
+    st.pending.retain(|t| t.job != job);
+    let mut freed = 0;
+    let mut ready_dropped = 0;
+    st.ready.retain(|r| {
+        let keep = r.ticket.job != job;
+        if !keep {
+            freed += r.bytes;
+            ready_dropped += 1;
+        }
+        keep
+    });
+    st.host_in_use -= freed;
+    finish_partitions(
+        shared,
+        &mut st,
+        job,
+        PartitionEnd::Cancelled,
+        dropped + ready_dropped,
+    );
+    drop(st);
+    shared.bus.publish(Event::Job(JobEvent {
+        t: shared.clock.now(),
+        job,
+        partition: None,
+        state: JobState::Cancelled,
+        detail: None,
+    }));
+    shared.cv.notify_all();
+    true
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum PartitionEnd {
+    Verified,
+    Failed,
+    Cancelled,
+}
+
+/// Counts `n` partitions of `job` as ended; reports the job when none remain.
+pub(super) fn finish_partitions(
+    shared: &Shared,
+    st: &mut super::state::State,
+    job: JobId,
+    end: PartitionEnd,
+    n: u32,
+) {
+    if n == 0 {
+        return;
+    }
+    let Some(j) = st.jobs.get_mut(&job) else {
+        return;
+    };
+    match end {
+        PartitionEnd::Verified => j.verified += n,
+        PartitionEnd::Failed => j.failed += n,
+        PartitionEnd::Cancelled => j.cancelled += n,
+    }
+    j.remaining -= n;
+    if j.remaining == 0 {
+        let j = st.jobs.remove(&job).expect("job present");
+        let state = if j.failed > 0 {
+            JobState::Failed
+        } else if j.cancelled > 0 {
+            JobState::Cancelled
+        } else {
+            JobState::Verified
+        };
+        shared.bus.publish(Event::Job(JobEvent {
+            t: shared.clock.now(),
+            job,
+            partition: None,
+            state,
+            detail: None,
+        }));
+        let _ = shared.outcomes.send(Outcome::JobDone {
+            job,
+            verified: j.verified,
+            failed: j.failed,
+            cancelled: j.cancelled,
+        });
+    }
+}
+
+pub(super) fn spawn_dispatcher(shared: Arc<Shared>) {
+    let s = shared.clone();
+    let handle = std::thread::Builder::new()
+        .name("dispatcher".into())
+        .spawn(move || dispatch(s))
+        .expect("spawning the dispatcher");
+    shared.state.lock().threads.push(handle);
+}
+
+fn dispatch(shared: Arc<Shared>) {
+    loop {
+        let mut st = shared.state.lock();
+        while !st.shutdown && !st.can_synthesize() {
+            shared.cv.wait(&mut st);
+        }
+        if st.shutdown {
+            return;
+        }
+        let ticket = st.pending.pop_front().expect("can_synthesize saw a ticket");
+        let job = &st.jobs[&ticket.job];
+        let (spec, loaded, bytes) = (job.spec.clone(), job.loaded.clone(), job.bytes);
+        st.synthesizing += 1;
+        st.host_in_use += bytes;
+        let pool = st.synthesis_pool.clone();
+        drop(st);
+        let shared = shared.clone();
+        pool.spawn(move || synthesize(&shared, ticket, spec, loaded, bytes));
+    }
+}
+
+/// Runs on the synthesis pool.
+fn synthesize(
+    shared: &Arc<Shared>,
+    ticket: Ticket,
+    spec: JobSpec,
+    loaded: Arc<crate::params::store::Loaded>,
+    bytes: u64,
+) {
+    let start = Instant::now();
+    let t0 = shared.clock.at(start);
+    let seed = partition_seed(spec.seed, ticket.job, ticket.partition);
+    let result = spec
+        .workload
+        .synthesize(seed)
+        .and_then(|asg| prover::prepare(&asg, &loaded.params).map(|m| (asg, m)));
+    let end = Instant::now();
+    shared.bus.publish(Event::Span(Span {
+        lane: Lane::Pool {
+            name: "synthesis".into(),
+        },
+        stage: Stage::Synthesis,
+        start: t0,
+        end: shared.clock.at(end),
+        job: Some(ticket.job),
+        partition: Some(ticket.partition),
+        bytes: 0,
+    }));
+    let mut st = shared.state.lock();
+    st.synthesizing -= 1;
+    match result {
+        Ok((asg, msms)) => {
+            let mut stages = BTreeMap::new();
+            stages.insert(Stage::Synthesis, (end - start).as_secs_f64());
+            let (job, partition) = (ticket.job, ticket.partition);
+            st.ready.push_back(Ready {
+                ticket,
+                asg,
+                msms,
+                loaded,
+                queued: end,
+                stages,
+                bytes,
+            });
+            drop(st);
+            shared.bus.publish(Event::Job(JobEvent {
+                t: shared.clock.at(end),
+                job,
+                partition: Some(partition),
+                state: JobState::Synthesized,
+                detail: None,
+            }));
+        }
+        Err(e) => {
+            st.host_in_use -= bytes;
+            let record = ProofRecord {
+                t: shared.clock.now(),
+                job: ticket.job,
+                partition: ticket.partition,
+                device: String::new(),
+                verified: false,
+                error: Some(format!("{e:#}")),
+                stages: BTreeMap::new(),
+            };
+            let due = super::finalize::report(shared, &mut st, record, None, vec![]);
+            drop(st);
+            for changes in due {
+                let _ = super::reconfigure::apply(shared, &changes, "schedule");
+            }
+        }
+    }
+    shared.cv.notify_all();
+}

@@ -1,0 +1,64 @@
+//! Verification with a prepared key: one multi-Miller loop and one final exponentiation.
+
+use blstrs::{Bls12, G1Affine, G1Projective, G2Prepared, Gt, Scalar};
+use group::{prime::PrimeCurveAffine, Curve};
+use pairing::{MillerLoopResult, MultiMillerLoop};
+
+use super::Proof;
+use crate::params::VerifyingKey;
+
+pub struct PreparedVerifyingKey {
+    alpha_beta: Gt,
+    neg_gamma: G2Prepared,
+    neg_delta: G2Prepared,
+    ic: Vec<G1Affine>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum VerifyError {
+    #[error("wrong number of public inputs: the key takes {expected}, got {got}")]
+    InputCount { expected: usize, got: usize },
+    #[error("the pairing check failed: the proof does not verify for these public inputs")]
+    Rejected,
+}
+
+impl PreparedVerifyingKey {
+    pub fn new(vk: &VerifyingKey) -> Self {
+        PreparedVerifyingKey {
+            alpha_beta: blstrs::pairing(&vk.alpha_g1, &vk.beta_g2),
+            neg_gamma: G2Prepared::from(-vk.gamma_g2),
+            neg_delta: G2Prepared::from(-vk.delta_g2),
+            ic: vk.ic.clone(),
+        }
+    }
+}
+
+/// Checks e(A, B) = e(α, β) · e(Σ inputs·IC, γ) · e(C, δ).
+pub fn verify(
+    pvk: &PreparedVerifyingKey,
+    proof: &Proof,
+    inputs: &[Scalar],
+) -> Result<(), VerifyError> {
+    if inputs.len() + 1 != pvk.ic.len() {
+        return Err(VerifyError::InputCount {
+            expected: pvk.ic.len() - 1,
+            got: inputs.len(),
+        });
+    }
+    let acc: G1Projective = pvk.ic[1..]
+        .iter()
+        .zip(inputs)
+        .fold(pvk.ic[0].to_curve(), |acc, (p, x)| acc + *p * x);
+    let acc = acc.to_affine();
+    let b = G2Prepared::from(proof.b);
+    let ml = Bls12::multi_miller_loop(&[
+        (&proof.a, &b),
+        (&acc, &pvk.neg_gamma),
+        (&proof.c, &pvk.neg_delta),
+    ]);
+    if ml.final_exponentiation() == pvk.alpha_beta {
+        Ok(())
+    } else {
+        Err(VerifyError::Rejected)
+    }
+}

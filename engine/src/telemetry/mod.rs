@@ -1,0 +1,42 @@
+//! Telemetry: the events every stage emits, one clock, and the bus that fans them out to the
+//! dashboard, the recorder and the exporters.
+
+mod bus;
+mod event;
+
+pub use bus::{Bus, Subscription};
+pub use event::*;
+
+use std::time::Instant;
+
+/// Nanoseconds since the session started, on one monotonic clock.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    start: Instant,
+}
+
+impl Clock {
+    pub fn start() -> Self {
+        Clock {
+            start: Instant::now(),
+        }
+    }
+
+    pub fn now(&self) -> Nanos {
+        self.at(Instant::now())
+    }
+
+    pub fn at(&self, t: Instant) -> Nanos {
+        t.saturating_duration_since(self.start).as_nanos() as Nanos
+    }
+
+    pub fn origin(&self) -> Instant {
+        self.start
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::start()
+    }
+}

@@ -1,0 +1,1 @@
+//! The dashboard: arrives with the dashboard issue.
