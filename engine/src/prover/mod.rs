@@ -8,3 +8,34 @@ mod verify;
 pub use groth16::{assemble, prepare, Msms, RegionResult};
 pub use proof::Proof;
 pub use verify::{verify, PreparedVerifyingKey, VerifyError};
+
+use anyhow::Result;
+use blstrs::Scalar;
+
+use crate::backend::{Executor, Gate, RegionInput, Steps};
+use crate::circuit::Assignment;
+use crate::params::Parameters;
+
+/// No lock: for proving outside the pipeline.
+struct Open;
+
+impl Gate for Open {
+    fn memory(&mut self, _: &mut Steps) {}
+    fn compute(&mut self, _: &mut Steps) {}
+}
+
+/// Proves one assignment on `exec` with the given randomisers, outside the pipeline; B in G2
+/// runs on the executor. With the same r and s every backend must give the same bytes.
+pub fn prove_with(
+    exec: &dyn Executor,
+    mut asg: Assignment,
+    params: &Parameters,
+    r: Scalar,
+    s: Scalar,
+) -> Result<Proof> {
+    let msms = prepare(&asg, params)?;
+    let input = RegionInput::new(&mut asg, &msms, params, true);
+    let m = exec.prove_region(input, &mut Open, &mut Steps::default())?;
+    let b_g2 = m.b_g2.expect("B_G2 was asked of the executor");
+    Ok(assemble(&params.vk, r, s, &m, b_g2))
+}
