@@ -1,0 +1,353 @@
+// G1 MSM: known answers, edge cases, heavy buckets, large random sizes checked against the
+// host reference through a structured base set, and timings.
+#include "gpu.h"
+#include "harness.h"
+#include "../msm/pippenger.cuh"
+
+static PT_FI uint64_t tk_mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static PT_FI g1_affine_t tk_affine(const g1_xyzz_t& p) {
+    g1_affine_t a;
+    if (pt_is_inf(p)) { a.x = fp_t::zero(); a.y = fp_t::zero(); return a; }
+    a.x = p.x * p.zz.inverse();
+    a.y = p.y * p.zzz.inverse();
+    return a;
+}
+// out[i] = k_i * G for pseudo-random 253-bit k_i
+__global__ void tk_gen_mul(g1_affine_t* out, uint32_t count, uint64_t seed, const g1_affine_t* G) {
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    const g1_affine_t g = pt_load(G);
+    uint64_t k[4];
+    for (int j = 0; j < 4; j++) k[j] = tk_mix(seed + 4ull * i + j + 1);
+    k[3] &= (1ull << 61) - 1;
+    g1_xyzz_t acc = pt_xyzz_inf();
+    for (int b = 252; b >= 0; b--) {
+        pt_dbl(acc);
+        if ((k[b >> 6] >> (b & 63)) & 1) pt_madd(acc, g);
+    }
+    pt_store(out + i, tk_affine(acc));
+}
+// out[i] = A[i & (2^la - 1)] + C[i >> la], 32 points per thread with one shared inversion
+__global__ void tk_gen_sum(g1_affine_t* out, const g1_affine_t* A, const g1_affine_t* C, uint32_t n, uint32_t la) {
+    const uint32_t i0 = (blockIdx.x * blockDim.x + threadIdx.x) * 32;
+    if (i0 >= n) return;
+    const uint32_t cnt = min(32u, n - i0);
+    fp_t pre[32];
+    fp_t acc = fp_t::one();
+    for (uint32_t j = 0; j < cnt; j++) {
+        const uint32_t i = i0 + j;
+        fp_t dx = pt_load(&C[i >> la].x) - pt_load(&A[i & ((1u << la) - 1)].x);
+        if (dx.is_zero()) dx = fp_t::one();  // probability ~2^-380; the test would then fail
+        pre[j] = acc;
+        acc = acc * dx;
+    }
+    fp_t inv = acc.inverse();
+    for (uint32_t j = cnt; j-- > 0;) {
+        const uint32_t i = i0 + j;
+        const g1_affine_t a = pt_load(&A[i & ((1u << la) - 1)]), c = pt_load(&C[i >> la]);
+        const fp_t dx = c.x - a.x;
+        const fp_t dinv = inv * pre[j];
+        inv = inv * dx;
+        const fp_t lam = (c.y - a.y) * dinv;
+        g1_affine_t r;
+        r.x = lam.sqr() - a.x - c.x;
+        r.y = lam * (a.x - r.x) - a.y;
+        pt_store(out + i, r);
+    }
+}
+
+struct Msm {
+    pt_msm_config k;
+    pt_msm_scratch lay;
+    uint8_t* scratch = nullptr;
+    g1_jac_t* result = nullptr;
+    uint32_t n = 0;
+    void init(uint32_t n_) {
+        n = n_;
+        k = pt_msm_make_config(n, g_opt.msm_c, g_opt.msm_seg);
+        lay = pt_msm_scratch_layout(n, k);
+        scratch = dalloc<uint8_t>(lay.total);
+        result = dalloc<g1_jac_t>(1);
+    }
+    void release() { cudaFree(scratch); cudaFree(result); }
+    template <class T> T* at(size_t off) { return (T*)(scratch + off); }
+    // The host sequence of one MSM (cuda/README.md). times: per-kernel ms when non-null.
+    void run(const g1_affine_t* pts, const fr_t* sc, std::vector<double>* times = nullptr) {
+        uint32_t *keys = at<uint32_t>(lay.keys), *sorted = at<uint32_t>(lay.sorted), *counts = at<uint32_t>(lay.counts),
+                 *cursor = at<uint32_t>(lay.cursor), *voff = at<uint32_t>(lay.voff), *vmap = at<uint32_t>(lay.vmap);
+        g1_xyzz_t *segs = at<g1_xyzz_t>(lay.segs), *red = at<g1_xyzz_t>(lay.red), *wins = at<g1_xyzz_t>(lay.wins);
+        GpuTimer tm;
+        auto mark = [&](bool first) {
+            if (!times) return;
+            if (!first) times->push_back(tm.stop());
+            tm.start();
+        };
+        mark(true);
+        CK(cudaMemset(counts, 0, (size_t)k.nwin * k.nb * 4));
+        PT_LAUNCH(pt_msm_digits, dim3((n + 255) / 256), dim3(PT_MSM_DIGIT_THREADS), 0, sc, n, k.c, k.nwin, keys, counts);
+        mark(false);
+        PT_LAUNCH(pt_msm_plan, dim3(k.nwin), dim3(PT_MSM_PLAN_THREADS), 0, counts, k.nb, k.split, cursor, voff);
+        PT_LAUNCH(pt_msm_vmap, dim3((k.nwin * k.nb + 255) / 256), dim3(256), 0, voff, k.nb, k.nwin, k.vmax, vmap);
+        mark(false);
+        PT_LAUNCH(pt_msm_scatter, dim3((n + 255) / 256, k.nwin), dim3(256), 0, keys, n, k.nb, cursor, sorted);
+        mark(false);
+        PT_LAUNCH(pt_msm_segments, dim3((k.nwin * k.nseg + PT_MSM_SEG_THREADS - 1) / PT_MSM_SEG_THREADS),
+                  dim3(PT_MSM_SEG_THREADS), 0, pts, sorted, counts, cursor, voff, vmap, n, k.nb, k.nwin, k.split,
+                  k.vmax, k.seg, k.nseg, segs);
+        mark(false);
+        PT_LAUNCH(pt_msm_reduce, dim3(k.nwin * k.nred), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)segs, 256u, red);
+        PT_LAUNCH(pt_msm_reduce, dim3(k.nwin), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)red, k.nred, wins);
+        PT_LAUNCH(pt_msm_final, dim3(1), dim3(1), 0, (const g1_xyzz_t*)wins, k.nwin, k.c, result);
+        mark(false);
+    }
+    HAff fetch() {
+        HJac j;
+        d2h((g1_jac_t*)&j, result, 1);
+        return h_to_aff(j);
+    }
+};
+
+static HAff g_gen;
+
+static Fr fr_canon_random() { return H.fr.random(g_rng); }
+
+// bases: n points, A-part (2^la random multiples of G) plus C-part when n > 2^la
+struct Bases {
+    uint32_t n, la;
+    g1_affine_t *d = nullptr, *dA = nullptr, *dC = nullptr;
+    std::vector<HAff> A, C;
+    void make(uint32_t n_) {
+        n = n_;
+        la = g_opt.quick ? 8 : 12;
+        const uint32_t na = 1u << la, nc = n > na ? (n + na - 1) >> la : 1;
+        g1_affine_t* dg = dalloc<g1_affine_t>(1);
+        h2d(dg, (const g1_affine_t*)&g_gen, 1);
+        dA = dalloc<g1_affine_t>(na);
+        dC = dalloc<g1_affine_t>(nc);
+        PT_LAUNCH(tk_gen_mul, dim3(na / 128), dim3(128), 0, dA, na, (uint64_t)g_rng(), (const g1_affine_t*)dg);
+        PT_LAUNCH(tk_gen_mul, dim3((nc + 127) / 128), dim3(128), 0, dC, nc, (uint64_t)g_rng(), (const g1_affine_t*)dg);
+        A.resize(na);
+        C.resize(nc);
+        d2h((g1_affine_t*)A.data(), dA, na);
+        d2h((g1_affine_t*)C.data(), dC, nc);
+        if (n <= na) {
+            d = dA;
+        } else {
+            d = dalloc<g1_affine_t>(n);
+            PT_LAUNCH(tk_gen_sum, dim3((n / 32 + 127) / 128), dim3(128), 0, d, (const g1_affine_t*)dA,
+                      (const g1_affine_t*)dC, n, la);
+        }
+        cudaFree(dg);
+        dsync();
+    }
+    std::vector<HAff> host_all() const {
+        std::vector<HAff> h(n);
+        d2h((g1_affine_t*)h.data(), d, n);
+        return h;
+    }
+    void release() {
+        if (d != dA) cudaFree(d);
+        cudaFree(dA);
+        cudaFree(dC);
+    }
+};
+
+static fr_t* upload_scalars(const std::vector<Fr>& canon) {
+    std::vector<Fr> m(canon.size());
+    parallel_for(canon.size(), [&](size_t a, size_t b) {
+        for (size_t i = a; i < b; i++) m[i] = H.fr.to_mont(canon[i]);
+    });
+    fr_t* d = dalloc<fr_t>(canon.size());
+    h2d((Fr*)d, m.data(), m.size());
+    return d;
+}
+
+static bool check_small(const std::string& name, const std::vector<HAff>& pts, const std::vector<Fr>& s) {
+    const uint32_t n = pts.size();
+    g1_affine_t* dp = dalloc<g1_affine_t>(n);
+    h2d(dp, (const g1_affine_t*)pts.data(), n);
+    fr_t* ds = upload_scalars(s);
+    Msm m;
+    m.init(n);
+    CK(cudaMemset(m.result, 0xff, sizeof(g1_jac_t)));
+    m.run(dp, ds);
+    const HAff got = m.fetch();
+    const HAff want = h_to_aff(h_msm(s, pts));
+    const bool ok = h_aff_eq(got, want);
+    report(name, ok, "c=" + std::to_string(m.k.c));
+    m.release();
+    cudaFree(dp); cudaFree(ds);
+    return ok;
+}
+
+static void known_answers() {
+    auto w = load_words(g_opt.vectors + "/msm_64.bin");
+    const uint32_t n = 64;
+    std::vector<Fr> sm(n);
+    std::vector<HAff> pts(n);
+    memcpy(sm.data(), w.data(), n * 32);
+    memcpy(pts.data(), w.data() + n * 8, n * 96);
+    HAff want;
+    memcpy(&want, w.data() + n * 8 + n * 24, 96);
+    g1_affine_t* dp = dalloc<g1_affine_t>(n);
+    h2d(dp, (const g1_affine_t*)pts.data(), n);
+    fr_t* ds = dalloc<fr_t>(n);
+    h2d((Fr*)ds, sm.data(), n);
+    Msm m;
+    m.init(n);
+    m.run(dp, ds);
+    report("MSM 64 known answer (zero, one, r-1, (r-1)/2 scalars, an infinity base)", h_aff_eq(m.fetch(), want), "");
+    m.release();
+    cudaFree(dp); cudaFree(ds);
+
+    // k*G for the 32 vectors in g1_mul.bin, each as an MSM of one term
+    auto g = load_words(g_opt.vectors + "/g1_mul.bin");
+    memcpy(&g_gen, g.data(), 96);
+    int bad = 0, cnt = (g.size() - 24) / 32;
+    dp = dalloc<g1_affine_t>(1);
+    ds = dalloc<fr_t>(1);
+    h2d(dp, (const g1_affine_t*)&g_gen, 1);
+    m.init(1);
+    for (int i = 0; i < cnt; i++) {
+        Fr k;
+        memcpy(k.l, g.data() + 24 + i * 32, 32);
+        HAff e;
+        memcpy(&e, g.data() + 24 + i * 32 + 8, 96);
+        Fr km = H.fr.to_mont(k);
+        h2d((Fr*)ds, &km, 1);
+        m.run(dp, ds);
+        bad += !h_aff_eq(m.fetch(), e);
+    }
+    report("MSM of one term: k*G known answers (" + std::to_string(cnt) + ")", bad == 0, "");
+    m.release();
+    cudaFree(dp); cudaFree(ds);
+    report("generator on curve (host reference)", h_on_curve(g_gen), "");
+}
+
+static void edge_cases(uint32_t n) {
+    Bases b;
+    b.make(n);
+    auto pts = b.host_all();
+    bool oncurve = true;
+    for (uint32_t i = 0; i < n; i += 97) oncurve &= h_on_curve(pts[i]);
+    report("generated bases on curve", oncurve, "");
+    const Fr r1 = H.fr.sub(H.fr.zero(), H.fr.from_mont(H.fr.onem()));  // r - 1 (canonical)
+    Fr half = r1;                                                       // (r-1)/2
+    for (int i = 0; i < 4; i++) half.l[i] = (r1.l[i] >> 1) | (i < 3 ? r1.l[i + 1] << 63 : 0);
+    Fr halfp = half;
+    halfp.l[0] += 1;  // (r+1)/2
+    std::vector<Fr> s(n);
+    for (uint32_t i = 0; i < n; i++) {
+        Fr v = fr_canon_random();
+        switch (i % 7) {
+            case 0: v = H.fr.zero(); break;
+            case 1: v = H.fr.zero(); v.l[0] = 1; break;
+            case 2: v = r1; break;
+            case 3: v = half; break;
+            case 4: v = halfp; break;
+        }
+        s[i] = v;
+        if (i % 11 == 0) memset(&pts[i], 0, sizeof(HAff));
+        if (i % 13 == 0 && i) pts[i] = pts[1];
+    }
+    check_small("MSM 2^" + std::to_string(pt_log2_ceil(n)) + " edge cases (0, 1, r-1, (r+-1)/2, infinity and repeated bases)", pts, s);
+    // random scalars, same bases
+    for (auto& v : s) v = fr_canon_random();
+    check_small("MSM 2^" + std::to_string(pt_log2_ceil(n)) + " random vs host", pts, s);
+    // heavy buckets: all ones, and one repeated random scalar
+    for (auto& v : s) { v = H.fr.zero(); v.l[0] = 1; }
+    check_small("MSM 2^" + std::to_string(pt_log2_ceil(n)) + " all scalars 1 (one bucket)", pts, s);
+    const Fr rep = fr_canon_random();
+    for (auto& v : s) v = rep;
+    check_small("MSM 2^" + std::to_string(pt_log2_ceil(n)) + " one repeated scalar", pts, s);
+    b.release();
+
+    // sum of points
+    g1_affine_t* dp = dalloc<g1_affine_t>(n);
+    h2d(dp, (const g1_affine_t*)pts.data(), n);
+    const uint32_t chunk = 64, nparts = (n + chunk - 1) / chunk;
+    g1_xyzz_t* parts = dalloc<g1_xyzz_t>(nparts + 1);
+    g1_jac_t* res = dalloc<g1_jac_t>(1);
+    PT_LAUNCH(pt_g1_sum_parts, dim3((nparts + 127) / 128), dim3(PT_MSM_SEG_THREADS), 0, (const g1_affine_t*)dp,
+              (const uint32_t*)nullptr, n, chunk, nparts, parts);
+    PT_LAUNCH(pt_msm_reduce, dim3(1), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)parts, nparts, parts + nparts);
+    PT_LAUNCH(pt_msm_final, dim3(1), dim3(1), 0, (const g1_xyzz_t*)(parts + nparts), 1u, 0u, res);
+    HJac j, want = h_jac_inf();
+    d2h((g1_jac_t*)&j, res, 1);
+    for (auto& p : pts) want = h_add(want, h_from_aff(p));
+    report("sum of 2^" + std::to_string(pt_log2_ceil(n)) + " affine points", h_aff_eq(h_to_aff(j), h_to_aff(want)), "");
+    cudaFree(dp); cudaFree(parts); cudaFree(res);
+}
+
+// Large random MSM, checked through the base structure P_i = A[i mod 2^12] + C[i >> 12]:
+// sum s_i P_i = sum_a (sum_{i = a mod 2^12} s_i) A_a + sum_c (sum_{i >> 12 = c} s_i) C_c.
+static void large(uint32_t lg, bool time_it, const char* target) {
+    const uint32_t n = 1u << lg;
+    Bases b;
+    b.make(n);
+    std::vector<Fr> s(n);
+    {
+        std::vector<uint64_t> seeds(64);
+        for (auto& x : seeds) x = g_rng();
+        parallel_for(n, [&](size_t a, size_t e) {
+            std::mt19937_64 g(seeds[(a * 64) / n] ^ a);
+            for (size_t i = a; i < e; i++) s[i] = H.fr.random(g);
+        });
+    }
+    fr_t* ds = upload_scalars(s);
+    Msm m;
+    m.init(n);
+    CK(cudaMemset(m.result, 0xff, sizeof(g1_jac_t)));
+    m.run(b.d, ds);
+    const HAff got = m.fetch();
+    const uint32_t na = 1u << b.la, nc = b.C.size();
+    std::vector<Fr> sa(na, H.fr.zero()), sc(nc, H.fr.zero());
+    parallel_for(na, [&](size_t a0, size_t a1) {
+        for (size_t a = a0; a < a1; a++)
+            for (size_t i = a; i < n; i += na) sa[a] = H.fr.add(sa[a], s[i]);
+    });
+    parallel_for(nc, [&](size_t c0, size_t c1) {
+        for (size_t c = c0; c < c1; c++)
+            for (size_t i = c * na; i < std::min<size_t>(n, (c + 1) * na); i++) sc[c] = H.fr.add(sc[c], s[i]);
+    });
+    const HAff want = h_to_aff(h_add(h_msm(sa, b.A), h_msm(sc, b.C)));
+    report("MSM 2^" + std::to_string(lg) + " random (structured bases) vs host", h_aff_eq(got, want),
+           "c=" + std::to_string(m.k.c) + " windows=" + std::to_string(m.k.nwin));
+    if (time_it) {
+        std::vector<double> t;
+        for (int r = 0; r < g_opt.reps; r++) {
+            GpuTimer tm;
+            tm.start();
+            m.run(b.d, ds);
+            t.push_back(tm.stop());
+        }
+        std::vector<double> parts;
+        m.run(b.d, ds, &parts);
+        char buf[256];
+        snprintf(buf, sizeof buf, "c=%u; digits %.2f, plan %.2f, scatter %.2f, buckets %.2f, reduce %.2f ms", m.k.c,
+                 parts[0], parts[1], parts[2], parts[3], parts[4]);
+        timing("MSM 2^" + std::to_string(lg), median(t), target, buf);
+    }
+    m.release();
+    cudaFree(ds);
+    b.release();
+}
+
+void run_msm_tests() {
+    known_answers();
+    if (g_opt.quick) {
+        edge_cases(1u << 10);
+        large(13, false, "");
+        return;
+    }
+    edge_cases(1u << 12);
+    large(16, false, "");
+    for (uint32_t lg : {20u, 22u, 24u, 26u}) {
+        if ((int)lg > g_opt.msm_max_log) continue;
+        large(lg, true, lg == 20 ? "<= 22 (stretch 12)" : lg == 24 ? "<= 155 (stretch 80)" : lg == 26 ? "<= 559 (stretch 300)" : "");
+    }
+}

@@ -1,0 +1,29 @@
+// Shared declarations of the harness translation units.
+#pragma once
+#include <stdint.h>
+#include <random>
+#include <string>
+#include <vector>
+#include "ref.h"
+
+struct Opts {
+    std::string vectors = "cuda/harness/vectors";
+    int ntt_max_log = 27;
+    int msm_max_log = 26;
+    int reps = 7;
+    bool quick = false;   // fewer sizes (emulator runs)
+    int msm_c = 0;        // override the window size
+    int msm_seg = 0;      // override pieces per thread
+    std::string only;     // "field", "ntt", "msm" or empty for all
+};
+extern Opts g_opt;
+extern std::mt19937_64 g_rng;
+
+void report(const std::string& name, bool ok, const std::string& detail);
+void timing(const std::string& name, double ms, const std::string& target, const std::string& detail);
+std::vector<uint32_t> load_words(const std::string& file);
+double median(std::vector<double> v);
+
+void run_field_tests();
+void run_ntt_tests();
+void run_msm_tests();

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Known-answer vectors for the CUDA harness (cuda/harness/vectors/).
+
+Pure Python big integers, fixed seed: the files are reproducible. Every file is a
+flat array of little-endian 32-bit words; field elements are in Montgomery form
+(blst layout: Fr = 8 words, Fp = 12 words, G1 affine = x then y, 24 words).
+"""
+import os
+import random
+import sys
+
+R_MOD = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+P_MOD = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
+GX = 0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB
+GY = 0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1
+ROOT_OF_UNITY = pow(7, (R_MOD - 1) >> 32, R_MOD)
+assert ROOT_OF_UNITY == 0x16A2A19EDFE81F20D09B681922C813B4B63683508C2280B93829971F439F0D2B
+COSET_G = 7
+
+FR_W, FP_W = 8, 12
+
+
+def words(x, n):
+    return [(x >> (32 * i)) & 0xFFFFFFFF for i in range(n)]
+
+
+def fr_m(x):
+    return (x % R_MOD) * (1 << 256) % R_MOD
+
+
+def fp_m(x):
+    return (x % P_MOD) * (1 << 384) % P_MOD
+
+
+def put(out, name, ws):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(b"".join(w.to_bytes(4, "little") for w in ws))
+
+
+# --- G1 over y^2 = x^3 + 4, affine with None as infinity -------------------
+def g1_add(P, Q):
+    if P is None:
+        return Q
+    if Q is None:
+        return P
+    (x1, y1), (x2, y2) = P, Q
+    if x1 == x2:
+        if (y1 + y2) % P_MOD == 0:
+            return None
+        lam = 3 * x1 * x1 * pow(2 * y1, -1, P_MOD) % P_MOD
+    else:
+        lam = (y2 - y1) * pow(x2 - x1, -1, P_MOD) % P_MOD
+    x3 = (lam * lam - x1 - x2) % P_MOD
+    return (x3, (lam * (x1 - x3) - y1) % P_MOD)
+
+
+def g1_mul(k, P):
+    acc = None
+    while k:
+        if k & 1:
+            acc = g1_add(acc, P)
+        P = g1_add(P, P)
+        k >>= 1
+    return acc
+
+
+def g1_words(P):
+    if P is None:
+        return [0] * 24
+    return words(fp_m(P[0]), FP_W) + words(fp_m(P[1]), FP_W)
+
+
+# --- NTT over Fr, natural order -----------------------------------------------
+def ntt(x, w):
+    n = len(x)
+    if n == 1:
+        return list(x)
+    e = ntt(x[0::2], w * w % R_MOD)
+    o = ntt(x[1::2], w * w % R_MOD)
+    out = [0] * n
+    t = 1
+    for i in range(n // 2):
+        v = t * o[i] % R_MOD
+        out[i] = (e[i] + v) % R_MOD
+        out[i + n // 2] = (e[i] - v) % R_MOD
+        t = t * w % R_MOD
+    return out
+
+
+def omega(k):
+    return pow(ROOT_OF_UNITY, 1 << (32 - k), R_MOD)
+
+
+def intt(y, k):
+    n = len(y)
+    ninv = pow(n, -1, R_MOD)
+    return [v * ninv % R_MOD for v in ntt(y, pow(omega(k), -1, R_MOD))]
+
+
+def coset_ntt(x, k):
+    return ntt([v * pow(COSET_G, j, R_MOD) % R_MOD for j, v in enumerate(x)], omega(k))
+
+
+def icoset_ntt(y, k):
+    ginv = pow(COSET_G, -1, R_MOD)
+    return [v * pow(ginv, j, R_MOD) % R_MOD for j, v in enumerate(intt(y, k))]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "cuda", "harness", "vectors")
+    os.makedirs(out, exist_ok=True)
+    rng = random.Random(0x9E3779B97F4A7C15)
+
+    # Field records: a, b, a*b, a+b, a-b, a^2 (Montgomery) and canonical a.
+    for name, mod, w, conv in (("fr", R_MOD, FR_W, fr_m), ("fp", P_MOD, FP_W, fp_m)):
+        specials = [0, 1, 2, mod - 1, mod - 2, (mod - 1) // 2, (mod + 1) // 2]
+        vals = specials + [rng.randrange(mod) for _ in range(256 - len(specials))]
+        ws = []
+        for i, a in enumerate(vals):
+            b = vals[(i * 7 + 3) % len(vals)] if i % 3 else rng.randrange(mod)
+            for v in (a, b, a * b, a + b, a - b, a * a):
+                ws += words(conv(v), w)
+            ws += words(a, w)
+        put(out, f"{name}_ops.bin", ws)
+
+    # NTT at n = 2^10 (and 2^11 for an odd split): x, forward, inverse, coset forward, coset inverse.
+    for k in (10, 11):
+        n = 1 << k
+        x = [rng.randrange(R_MOD) for _ in range(n)]
+        ws = []
+        for vec in (x, ntt(x, omega(k)), intt(x, k), coset_ntt(x, k), icoset_ntt(x, k)):
+            for v in vec:
+                ws += words(fr_m(v), FR_W)
+        put(out, f"ntt_{k}.bin", ws)
+
+    # H pipeline at n = 2^10: a, b, c then h.
+    k = 10
+    n = 1 << k
+    a, b, c = ([rng.randrange(R_MOD) for _ in range(n)] for _ in range(3))
+    ea, eb, ec = (coset_ntt(intt(v, k), k) for v in (a, b, c))
+    zinv = pow((pow(COSET_G, n, R_MOD) - 1) % R_MOD, -1, R_MOD)
+    d = [(ea[i] * eb[i] - ec[i]) * zinv % R_MOD for i in range(n)]
+    h = icoset_ntt(d, k)
+    ws = []
+    for vec in (a, b, c, h):
+        for v in vec:
+            ws += words(fr_m(v), FR_W)
+    put(out, "hpoly_10.bin", ws)
+
+    # G1: generator and 32 multiples k*G with k (canonical, 8 words) and the affine result,
+    # then one MSM of 64 terms with edge cases (zero, one, r-1, infinity base).
+    G = (GX, GY)
+    assert (GY * GY - GX ** 3 - 4) % P_MOD == 0
+    assert g1_mul(R_MOD, G) is None
+    ws = g1_words(G)
+    ks = [1, 2, 3, R_MOD - 1] + [rng.randrange(R_MOD) for _ in range(28)]
+    for kk in ks:
+        ws += words(kk, FR_W) + g1_words(g1_mul(kk, G))
+    put(out, "g1_mul.bin", ws)
+
+    m = 64
+    bases = [g1_mul(rng.randrange(1, R_MOD), G) for _ in range(m)]
+    bases[5] = None
+    scal = [rng.randrange(R_MOD) for _ in range(m)]
+    scal[0], scal[1], scal[2], scal[3] = 0, 1, R_MOD - 1, (R_MOD - 1) // 2
+    acc = None
+    for s, B in zip(scal, bases):
+        acc = g1_add(acc, g1_mul(s, B))
+    ws = []
+    for s in scal:
+        ws += words(fr_m(s), FR_W)
+    for B in bases:
+        ws += g1_words(B)
+    ws += g1_words(acc)
+    put(out, "msm_64.bin", ws)
+    total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+    print(f"wrote vectors to {out} ({total} bytes)")
+
+
+if __name__ == "__main__":
+    main()
