@@ -19,9 +19,11 @@ fn store(dir: &tempfile::TempDir) -> Arc<ParamsStore> {
 #[test]
 fn pipeline_proves_and_verifies_every_partition() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = EngineConfig::default();
-    cfg.synthesis_threads = 2;
-    cfg.prover_threads = 2;
+    let cfg = EngineConfig {
+        synthesis_threads: 2,
+        prover_threads: 2,
+        ..Default::default()
+    };
     let engine = EngineHandle::start(cfg, store(&dir), Bus::new(), Clock::start()).unwrap();
     let workload = Workload::Synthetic {
         log2_constraints: 9,

@@ -47,7 +47,7 @@ pub(super) fn finalize(
         }));
     };
     let inputs = asg.public_inputs().to_vec();
-    let outcome = region.and_then(|m| {
+    let outcome = region.map(|m| {
         let b_g2 = match m.b_g2 {
             Some(b) => b,
             None => {
@@ -64,7 +64,7 @@ pub(super) fn finalize(
         let t = Instant::now();
         let verified = prover::verify(&loaded.pvk, &proof, &inputs);
         timed(Stage::Verify, t);
-        Ok((proof, verified))
+        (proof, verified)
     });
     let (proof, error) = match outcome {
         Ok((proof, Ok(()))) => (Some(proof), None),
@@ -118,11 +118,13 @@ pub(super) fn report(
         tracing::warn!("job {job} partition {}: {e}", record.partition);
     }
     shared.bus.publish(Event::Proof(record.clone()));
-    let _ = shared.outcomes.send(Outcome::Partition(PartitionResult {
-        record,
-        proof,
-        inputs,
-    }));
+    let _ = shared
+        .outcomes
+        .send(Outcome::Partition(Box::new(PartitionResult {
+            record,
+            proof,
+            inputs,
+        })));
     finish_partitions(shared, st, job, end, 1);
     let finished = st.finished;
     let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut st.after_partitions)

@@ -47,7 +47,7 @@ pub struct PartitionResult {
 
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    Partition(PartitionResult),
+    Partition(Box<PartitionResult>),
     JobDone {
         job: JobId,
         verified: u32,

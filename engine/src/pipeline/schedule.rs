@@ -1,5 +1,6 @@
 //! Scheduled changes (`--at WHEN:key=value[,key=value…]`): at a time from the start, or after
-//! the N-th finished partition, so an operator's experiment repeats exactly.
+//! the N-th finished partition, so an operator's experiment repeats exactly. Times count from
+//! when the schedule is installed, i.e. when the run starts, not from engine start-up.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,12 +93,13 @@ pub(super) fn install(shared: &Arc<Shared>, plan: Vec<Scheduled>) {
     }
     timed.sort_by(|a, b| a.0.total_cmp(&b.0));
     let shared = shared.clone();
+    let origin = std::time::Instant::now();
     std::thread::Builder::new()
         .name("schedule".into())
         .spawn(move || {
             for (t, changes) in timed {
                 let due = Duration::from_secs_f64(t);
-                let now = shared.clock.origin().elapsed();
+                let now = origin.elapsed();
                 if due > now {
                     std::thread::sleep(due - now);
                 }

@@ -51,44 +51,58 @@ fn piece(n: usize) -> usize {
     n.div_ceil(rayon::current_num_threads() * 2).max(1 << 12)
 }
 
+/// One parallel piece of an MSM: the scalar-one bases, the other bases with their encoded
+/// scalars, and how many scalars were zero.
+struct Piece<A> {
+    ones: Vec<A>,
+    rest: Vec<A>,
+    scalars: Vec<blst_scalar>,
+    zeros: usize,
+}
+
 /// Σ bases[i] · scalars[i] on the current rayon pool.
 pub fn msm<G: MsmCurve>(bases: &[G::Affine], scalars: &[Scalar]) -> (G, MsmSplit) {
     assert_eq!(bases.len(), scalars.len(), "one scalar per base");
     let t0 = Instant::now();
     // Split in parallel pieces: ones gathered, the rest encoded for blst.
-    let pieces: Vec<(Vec<G::Affine>, Vec<G::Affine>, Vec<blst_scalar>, usize)> = bases
+    let pieces: Vec<Piece<G::Affine>> = bases
         .par_chunks(piece(bases.len()))
         .zip(scalars.par_chunks(piece(bases.len())))
         .map(|(b, s)| {
-            let (mut ones, mut rest, mut enc, mut zeros) = (vec![], vec![], vec![], 0);
+            let mut piece = Piece {
+                ones: vec![],
+                rest: vec![],
+                scalars: vec![],
+                zeros: 0,
+            };
             for (p, x) in b.iter().zip(s) {
                 if bool::from(x.is_zero()) {
-                    zeros += 1;
+                    piece.zeros += 1;
                 } else if *x == Scalar::ONE {
-                    ones.push(*p);
+                    piece.ones.push(*p);
                 } else {
-                    rest.push(*p);
-                    enc.push(curve::scalar_to_bytes(x));
+                    piece.rest.push(*p);
+                    piece.scalars.push(curve::scalar_to_bytes(x));
                 }
             }
-            (ones, rest, enc, zeros)
+            piece
         })
         .collect();
     let split_time = t0.elapsed();
     let t1 = Instant::now();
     let ones_sum: G = pieces
         .par_iter()
-        .map(|(ones, ..)| G::sum_affine(ones))
+        .map(|p| G::sum_affine(&p.ones))
         .reduce(G::identity, |a, b| a + b);
     let batch_add = t1.elapsed() + split_time;
     let tail: G = pieces
         .par_iter()
-        .map(|(_, rest, enc, _)| G::pippenger(rest, enc))
+        .map(|p| G::pippenger(&p.rest, &p.scalars))
         .reduce(G::identity, |a, b| a + b);
     let split = MsmSplit {
         batch_add,
-        ones: pieces.iter().map(|p| p.0.len()).sum(),
-        zeros: pieces.iter().map(|p| p.3).sum(),
+        ones: pieces.iter().map(|p| p.ones.len()).sum(),
+        zeros: pieces.iter().map(|p| p.zeros).sum(),
     };
     (ones_sum + tail, split)
 }

@@ -1,0 +1,162 @@
+//! `provetop bench`: a headless run with a per-stage table or the JSON report of DESIGN.md.
+
+use anyhow::{Context, Result};
+use provetop_engine::params::io;
+use provetop_engine::params::store::Loaded;
+use provetop_engine::telemetry::Stage;
+use serde_json::json;
+use std::io::Write;
+use std::path::Path;
+
+use crate::cli::BenchArgs;
+use crate::machine;
+use crate::run::{self, RunOutput, Session};
+
+pub fn main(args: &BenchArgs) -> Result<i32> {
+    let session = run::start(&args.engine)?;
+    let loaded = run::prepare_params(&session)?;
+    let plan = &session.plan;
+    eprintln!(
+        "bench: {} · {} job(s) × {} partition(s) · concurrency {} · {} backend",
+        plan.workload.label(),
+        plan.proofs,
+        plan.partitions,
+        plan.concurrency,
+        session.engine.backend()
+    );
+    let total = plan.proofs * plan.partitions as u64;
+    let mut n = 0;
+    let out = run::run(&session, |p| {
+        n += 1;
+        crate::headless::status_line(n, total, p);
+    })?;
+    session.engine.shutdown();
+    if let Some(dir) = &args.export_dir {
+        export(dir, &loaded, &out, plan.partitions)?;
+    }
+    let stdout = std::io::stdout();
+    let mut w = stdout.lock();
+    if args.json {
+        serde_json::to_writer(&mut w, &report_json(&session, &loaded, &out))?;
+        writeln!(w)?;
+    } else {
+        write_table(&mut w, &session, &out)?;
+    }
+    Ok(if out.all_verified() { 0 } else { 1 })
+}
+
+fn report_json(session: &Session, loaded: &Loaded, out: &RunOutput) -> serde_json::Value {
+    let plan = &session.plan;
+    let shape = &loaded.shape;
+    let devices = if session.engine.bus().is_enabled() {
+        out.report.devices(out.start, out.end)
+    } else {
+        vec![]
+    };
+    json!({
+        "version": 1,
+        "config": session.cfg,
+        "machine": machine::describe(),
+        "workload": {
+            "name": plan.workload,
+            "label": plan.workload.label(),
+            "constraints": shape.num_constraints,
+            "inputs": shape.num_inputs,
+            "aux": shape.num_aux,
+            "log2_domain": shape.log2_domain(),
+            "proofs": plan.proofs,
+            "partitions": plan.partitions,
+            "concurrency": plan.concurrency,
+            "seed": plan.seed,
+            "backend": session.engine.backend(),
+            "params": loaded.origin,
+        },
+        "proofs": out.report.rows(),
+        "summary": out.report.summary(out.wall_seconds()),
+        "devices": devices,
+        "config_events": out.report.config_events(),
+    })
+}
+
+fn write_table(w: &mut impl Write, session: &Session, out: &RunOutput) -> Result<()> {
+    let plan = &session.plan;
+    let summary = out.report.summary(out.wall_seconds());
+    writeln!(
+        w,
+        "{} · {} job(s) × {} partition(s) · concurrency {} · {} backend",
+        plan.workload.label(),
+        plan.proofs,
+        plan.partitions,
+        plan.concurrency,
+        session.engine.backend()
+    )?;
+    writeln!(
+        w,
+        "{:<12} {:>10} {:>10} {:>10}",
+        "stage", "median s", "min s", "max s"
+    )?;
+    for stage in Stage::PROOF_STAGES {
+        if let Some(s) = summary.stages.get(stage.key()) {
+            writeln!(
+                w,
+                "{:<12} {:>10.4} {:>10.4} {:>10.4}",
+                stage.key(),
+                s.median,
+                s.min,
+                s.max
+            )?;
+        }
+    }
+    writeln!(
+        w,
+        "proofs {}/{} verified · wall {:.2} s · {:.0} proofs/hour",
+        summary.verified, summary.proofs, summary.wall_seconds, summary.proofs_per_hour
+    )?;
+    if session.engine.bus().is_enabled() {
+        for d in out.report.devices(out.start, out.end) {
+            writeln!(
+                w,
+                "device {} busy {:.1} % ({} partitions)",
+                d.id,
+                d.busy_ratio * 100.0,
+                d.partitions
+            )?;
+        }
+    }
+    for c in out.report.config_events() {
+        let what = if c.applied {
+            "applied".to_string()
+        } else {
+            format!("refused: {}", c.error.unwrap_or_default())
+        };
+        writeln!(
+            w,
+            "config at {:.2} s: {} {} -> {} by {} ({what})",
+            c.t, c.key, c.from, c.to, c.by
+        )?;
+    }
+    Ok(())
+}
+
+/// vk.bin, params.bin and proof-<i>.bin / inputs-<i>.bin, i = job × P + partition.
+fn export(dir: &Path, loaded: &Loaded, out: &RunOutput, partitions: u32) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut vk = vec![];
+    io::write_vk(&loaded.params.vk, &mut vk)?;
+    std::fs::write(dir.join("vk.bin"), vk)?;
+    io::save_params(&loaded.params, &dir.join("params.bin"))?;
+    for r in &out.results {
+        let i = r.record.job * partitions as u64 + r.record.partition as u64;
+        if let Some(proof) = &r.proof {
+            std::fs::write(dir.join(format!("proof-{i}.bin")), proof.to_bytes())?;
+        }
+        let inputs: Vec<u8> = r.inputs.iter().flat_map(|x| x.to_bytes_le()).collect();
+        std::fs::write(dir.join(format!("inputs-{i}.bin")), inputs)?;
+    }
+    eprintln!(
+        "exported vk.bin, params.bin and {} proof(s) to {}",
+        out.results.len(),
+        dir.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,213 @@
+//! Command-line arguments. Engine flags are shared by every command that runs the engine;
+//! each `EngineConfig` field has a flag of the same name (with dashes).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use provetop_engine::pipeline::Scheduled;
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Files:
+  config     $XDG_CONFIG_HOME/provetop/config.toml (or --config FILE): [engine] and [ui] tables
+  params     $XDG_CACHE_HOME/provetop/params/ (or --params-cache DIR): generated parameters
+  logs       $XDG_STATE_HOME/provetop/provetop.log.* (daily files, the last 7 kept)
+
+Exit codes: 0 every proof verified, 1 a proof failed or a check failed, 2 bad usage or input.";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "provetop",
+    version,
+    about = "A terminal dashboard over a pipelined Groth16 prover for BLS12-381",
+    long_about = "provetop runs a Groth16 proving engine (BLS12-381, bellperson-compatible) and shows \
+what every device is doing. With no subcommand it opens the dashboard over the embedded engine on a \
+default workload; when stdout is not a terminal (or with --headless) it proves --proofs jobs, prints a \
+status line per proof to stderr and exits.",
+    after_help = AFTER_HELP
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Run without the dashboard even on a terminal: prove, print status lines, exit.
+    #[arg(long)]
+    pub headless: bool,
+}
+
+#[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once
+pub enum Command {
+    /// Headless benchmark: proves, verifies, and prints per-stage timings (a table, or --json).
+    #[command(after_help = AFTER_HELP)]
+    Bench(BenchArgs),
+    /// Lists GPUs, the driver, the embedded kernels, and which backend `auto` picks.
+    Devices,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Print exactly one JSON object on stdout (progress and logs go to stderr).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write vk.bin, params.bin and proof-<i>.bin / inputs-<i>.bin (i = job × partitions +
+    /// partition) in bellperson's formats into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub export_dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WorkloadName {
+    /// PoRep-shaped rows filling a 2^K domain (see --log2-constraints).
+    Synthetic,
+    /// SHA-256 of N 64-byte blocks (see --blocks).
+    Sha256,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct EngineArgs {
+    /// Config file with [engine] and [ui] tables [default: $XDG_CONFIG_HOME/provetop/config.toml]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Workload to prove.
+    #[arg(long, value_enum, default_value_t = WorkloadName::Synthetic)]
+    pub workload: WorkloadName,
+
+    /// Synthetic workload size: constraints plus inputs fill a 2^K domain (4..=27)
+    /// [default: 14 on the cpu backend, 24 on cuda]
+    #[arg(long, value_name = "K")]
+    pub log2_constraints: Option<u32>,
+
+    /// SHA-256 workload size: the preimage is N × 64 bytes.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub blocks: usize,
+
+    /// Jobs to prove.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub proofs: u64,
+
+    /// Partitions per job; each partition yields one 192-byte proof (a PoRep C2 job has 10).
+    #[arg(long, value_name = "P", default_value_t = 1)]
+    pub partitions: u32,
+
+    /// Jobs the run keeps submitted at once.
+    #[arg(long, value_name = "C", default_value_t = 1)]
+    pub concurrency: u64,
+
+    /// Seed of every witness (each partition derives its own).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+
+    /// Use these bellperson-format parameters instead of generating or caching them.
+    #[arg(long, value_name = "FILE")]
+    pub params: Option<PathBuf>,
+
+    /// Where generated parameters are cached [default: $XDG_CACHE_HOME/provetop/params]
+    #[arg(long, value_name = "DIR")]
+    pub params_cache: Option<PathBuf>,
+
+    /// Apply changes during the run: WHEN is seconds from the start (5s, 2.5s) or pN, after the
+    /// N-th finished partition; keys are the [engine] fields. Repeatable.
+    /// Example: --at 5s:gpu_workers_per_device=3 --at p12:lock=two-lock,prestage=false
+    #[arg(long, value_name = "WHEN:KEY=VALUE[,KEY=VALUE…]")]
+    pub at: Vec<Scheduled>,
+
+    /// Collect telemetry (spans, samples); `off` measures its cost. Proofs are verified either way.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub telemetry: OnOff,
+
+    /// Backend: auto (cuda when a GPU is usable, else cpu), cpu, cuda [default: auto]
+    #[arg(long, value_name = "auto|cpu|cuda")]
+    pub backend: Option<String>,
+
+    /// GPU ordinals to use, comma separated, or `all` [default: all]
+    #[arg(long, value_name = "LIST")]
+    pub devices: Option<String>,
+
+    /// CPU executors on the cpu backend, each with its own pool [default: 1]
+    #[arg(long, value_name = "N")]
+    pub cpu_devices: Option<String>,
+
+    /// Workers per device, 1–16 [default: 2]
+    #[arg(long, value_name = "N")]
+    pub gpu_workers_per_device: Option<String>,
+
+    /// How a device's workers share it: single (one mutex), two-lock (memory + compute), none
+    /// [default: single]
+    #[arg(long, value_name = "single|two-lock|none")]
+    pub lock: Option<String>,
+
+    /// Partitions synthesised at once [default: 2]
+    #[arg(long, value_name = "N")]
+    pub synthesis_workers: Option<String>,
+
+    /// Threads of the synthesis pool [default: all cores]
+    #[arg(long, value_name = "N")]
+    pub synthesis_threads: Option<String>,
+
+    /// Threads of the prover pool: B in G2 on the CPU, assembly, verification [default: all cores]
+    #[arg(long, value_name = "N")]
+    pub prover_threads: Option<String>,
+
+    /// Page-lock a/b/c and upload them before the partition's GPU region [default: true]
+    #[arg(long, value_name = "true|false")]
+    pub prestage: Option<String>,
+
+    /// MSM batches without hard synchronisation between them [default: true]
+    #[arg(long, value_name = "true|false")]
+    pub msm_double_buffer: Option<String>,
+
+    /// Where B in G2 is computed: cpu (the finalizer, overlapping the GPU) or gpu [default: cpu]
+    #[arg(long, value_name = "cpu|gpu")]
+    pub b_g2_on: Option<String>,
+
+    /// Where the SRS lives: host (streamed), device (resident when it fits), auto [default: auto]
+    #[arg(long, value_name = "auto|host|device")]
+    pub srs_residency: Option<String>,
+
+    /// Host memory the engine may hold: bytes (or 64GiB) or auto (80 % of available) [default: auto]
+    #[arg(long, value_name = "BYTES|auto")]
+    pub host_memory_budget: Option<String>,
+
+    /// VRAM the engine may use per device: bytes (or 120GiB) or auto [default: auto]
+    #[arg(long, value_name = "BYTES|auto")]
+    pub vram_budget: Option<String>,
+}
+
+impl EngineArgs {
+    /// The `[engine]` flags that were given, as (key, value).
+    pub fn config_overrides(&self) -> Vec<(&'static str, String)> {
+        let flags = [
+            ("backend", &self.backend),
+            ("devices", &self.devices),
+            ("cpu_devices", &self.cpu_devices),
+            ("gpu_workers_per_device", &self.gpu_workers_per_device),
+            ("lock", &self.lock),
+            ("synthesis_workers", &self.synthesis_workers),
+            ("synthesis_threads", &self.synthesis_threads),
+            ("prover_threads", &self.prover_threads),
+            ("prestage", &self.prestage),
+            ("msm_double_buffer", &self.msm_double_buffer),
+            ("b_g2_on", &self.b_g2_on),
+            ("srs_residency", &self.srs_residency),
+            ("host_memory_budget", &self.host_memory_budget),
+            ("vram_budget", &self.vram_budget),
+        ];
+        flags
+            .into_iter()
+            .filter_map(|(k, v)| v.clone().map(|v| (k, v)))
+            .collect()
+    }
+}

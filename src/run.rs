@@ -1,0 +1,229 @@
+//! Running a workload to completion on the embedded engine: shared by `bench`, the headless
+//! main command and the dashboard's default session.
+
+use anyhow::{Context, Result};
+use crossbeam_channel::select;
+use provetop_engine::backend::BackendKind;
+use provetop_engine::circuit::Workload;
+use provetop_engine::config::EngineConfig;
+use provetop_engine::params::store::{Loaded, ParamsStore};
+use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome, PartitionResult, Scheduled};
+use provetop_engine::report::ReportBuilder;
+use provetop_engine::telemetry::{Bus, Clock, Nanos};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cli::{EngineArgs, OnOff, WorkloadName};
+use crate::config_file;
+
+/// Bad usage or input: exits with code 2.
+#[derive(Debug)]
+pub struct UsageError(pub anyhow::Error);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+pub fn usage<T>(r: Result<T>) -> Result<T> {
+    r.map_err(|e| UsageError(e).into())
+}
+
+/// What a run proves.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub workload: Workload,
+    pub proofs: u64,
+    pub partitions: u32,
+    pub concurrency: u64,
+    pub seed: u64,
+    pub schedule: Vec<Scheduled>,
+}
+
+pub struct Session {
+    pub engine: EngineHandle,
+    pub cfg: EngineConfig,
+    pub plan: Plan,
+    /// Parameters come from `--params FILE`.
+    pub params_file: bool,
+}
+
+/// Default synthetic size: proves in about a second on the CPU, fills a GPU.
+fn default_log2(backend: BackendKind) -> u32 {
+    match backend {
+        BackendKind::Cuda => 24,
+        _ => 14,
+    }
+}
+
+/// Reads config and flags, validates everything, and starts the engine.
+pub fn start(args: &EngineArgs) -> Result<Session> {
+    let file = usage(config_file::load(args.config.as_deref()))?;
+    let cfg = usage(config_file::engine_config(&file, args))?;
+    let engine_backend = match cfg.backend {
+        BackendKind::Auto => BackendKind::Cpu,
+        b => b,
+    };
+    let workload = match args.workload {
+        WorkloadName::Synthetic => Workload::Synthetic {
+            log2_constraints: args
+                .log2_constraints
+                .unwrap_or(default_log2(engine_backend)),
+        },
+        WorkloadName::Sha256 => Workload::Sha256 {
+            blocks: args.blocks,
+        },
+    };
+    usage(workload.validate())?;
+    let plan = Plan {
+        workload,
+        proofs: args.proofs,
+        partitions: args.partitions,
+        concurrency: args.concurrency,
+        seed: args.seed,
+        schedule: args.at.clone(),
+    };
+    if plan.partitions == 0 || plan.concurrency == 0 {
+        return Err(UsageError(anyhow::anyhow!(
+            "--partitions and --concurrency must be at least 1"
+        ))
+        .into());
+    }
+    usage(Scheduled::validate(&plan.schedule, &cfg).map_err(|e| anyhow::anyhow!("--at {e}")))?;
+    if let Some(p) = &args.params {
+        if !p.is_file() {
+            return Err(
+                UsageError(anyhow::anyhow!("--params {}: no such file", p.display())).into(),
+            );
+        }
+    }
+    let bus = match args.telemetry {
+        OnOff::On => Bus::new(),
+        OnOff::Off => Bus::disabled(),
+    };
+    let store = Arc::new(ParamsStore::new(
+        args.params_cache.clone(),
+        args.params.clone(),
+    ));
+    let engine = EngineHandle::start(cfg.clone(), store, bus, Clock::start())?;
+    Ok(Session {
+        engine,
+        cfg,
+        plan,
+        params_file: args.params.is_some(),
+    })
+}
+
+/// Loads or generates the workload's parameters, reporting progress on stderr at most once a
+/// second. A mismatching `--params` file is bad input.
+pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
+    let workload = &session.plan.workload;
+    let last = parking_lot::Mutex::new(Instant::now());
+    let label = workload.label();
+    let progress = |stage: &str, done: usize, total: usize| {
+        let mut last = last.lock();
+        if last.elapsed() >= Duration::from_secs(1) {
+            *last = Instant::now();
+            let pct = if total > 0 {
+                100.0 * done as f64 / total as f64
+            } else {
+                0.0
+            };
+            eprintln!("params: generating for {label}: {stage} {pct:.0}%");
+        }
+    };
+    let store: &ParamsStore = session.engine.store();
+    let loaded = store
+        .get(workload, &progress)
+        .with_context(|| format!("parameters for {label}"));
+    // Parameters the user named that do not fit are bad input; a failed setup is not.
+    if session.params_file {
+        usage(loaded)
+    } else {
+        loaded
+    }
+}
+
+/// What a finished run hands to its reporter.
+pub struct RunOutput {
+    pub results: Vec<PartitionResult>,
+    pub report: ReportBuilder,
+    pub start: Nanos,
+    pub end: Nanos,
+}
+
+impl RunOutput {
+    pub fn wall_seconds(&self) -> f64 {
+        (self.end - self.start) as f64 / 1e9
+    }
+
+    pub fn all_verified(&self) -> bool {
+        self.results.iter().all(|r| r.record.verified)
+    }
+}
+
+/// Submits the plan's jobs, `concurrency` at a time, and collects every partition's result.
+pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Result<RunOutput> {
+    let engine = &session.engine;
+    let plan = &session.plan;
+    let events = engine.bus().subscribe(1 << 20);
+    let mut report = ReportBuilder::default();
+    let start = engine.clock().now();
+    engine.schedule(plan.schedule.clone());
+    let spec = JobSpec {
+        workload: plan.workload.clone(),
+        partitions: plan.partitions,
+        seed: plan.seed,
+    };
+    let mut submitted = 0;
+    while submitted < plan.proofs.min(plan.concurrency) {
+        engine.submit(spec.clone())?;
+        submitted += 1;
+    }
+    let mut done = 0;
+    let mut results = vec![];
+    while done < plan.proofs {
+        select! {
+            recv(engine.outcomes()) -> o => match o.context("the engine stopped")? {
+                Outcome::Partition(p) => {
+                    on_result(&p);
+                    report.add_proof(p.record.clone());
+                    results.push(*p);
+                }
+                Outcome::JobDone { .. } => {
+                    done += 1;
+                    if submitted < plan.proofs {
+                        engine.submit(spec.clone())?;
+                        submitted += 1;
+                    }
+                }
+            },
+            recv(events.rx) -> e => if let Ok(e) = e { observe(&mut report, &e) },
+        }
+    }
+    let end = engine.clock().now();
+    for e in events.rx.try_iter() {
+        observe(&mut report, &e);
+    }
+    for c in engine.config_log() {
+        report.add_config(c);
+    }
+    results.sort_by_key(|r| (r.record.job, r.record.partition));
+    Ok(RunOutput {
+        results,
+        report,
+        start,
+        end,
+    })
+}
+
+/// Spans from the bus; proofs and config changes come from the engine directly, so they are
+/// reported with telemetry off too.
+fn observe(report: &mut ReportBuilder, e: &provetop_engine::telemetry::Event) {
+    if let provetop_engine::telemetry::Event::Span(s) = e {
+        report.add_span(s);
+    }
+}

@@ -1,0 +1,194 @@
+//! The binary as a user runs it: the README's bench commands, exports, bad input and exit codes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn provetop(cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_provetop"))
+        .args(args)
+        .env("XDG_CACHE_HOME", cache)
+        .env("XDG_STATE_HOME", cache)
+        .env("XDG_CONFIG_HOME", cache)
+        .output()
+        .expect("running provetop")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("exactly one JSON object on stdout")
+}
+
+#[test]
+fn bench_sha256_and_synthetic_partitions_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = provetop(
+        dir.path(),
+        &[
+            "bench",
+            "--backend",
+            "cpu",
+            "--workload",
+            "sha256",
+            "--blocks",
+            "2",
+            "--proofs",
+            "3",
+            "--json",
+        ],
+    );
+    let v = json(&out);
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["summary"]["proofs"], 3);
+    assert_eq!(v["summary"]["verified"], 3);
+    let proofs = v["proofs"].as_array().unwrap();
+    assert!(proofs
+        .iter()
+        .all(|p| p["verified"] == true && p["stages"]["synthesis"].as_f64().unwrap() > 0.0));
+    for key in [
+        "synthesis",
+        "ntt_h",
+        "msm_h",
+        "msm_l",
+        "msm_a",
+        "msm_b_g1",
+        "msm_b_g2",
+        "finalize",
+        "verify",
+    ] {
+        assert!(
+            v["summary"]["stages"][key]["median"].as_f64().unwrap() > 0.0,
+            "stage {key}"
+        );
+    }
+    assert_eq!(v["devices"][0]["id"], "cpu0");
+    let busy = v["devices"][0]["busy_ratio"].as_f64().unwrap();
+    assert!(busy > 0.0 && busy <= 1.0, "busy {busy}");
+
+    let export = dir.path().join("export");
+    let out = provetop(
+        dir.path(),
+        &[
+            "bench",
+            "--backend",
+            "cpu",
+            "--workload",
+            "synthetic",
+            "--log2-constraints",
+            "14",
+            "--partitions",
+            "4",
+            "--json",
+            "--export-dir",
+            export.to_str().unwrap(),
+        ],
+    );
+    let v = json(&out);
+    assert_eq!(v["summary"]["proofs"], 12);
+    assert_eq!(v["summary"]["verified"], 12);
+    for i in 0..12 {
+        assert_eq!(
+            std::fs::metadata(export.join(format!("proof-{i}.bin")))
+                .unwrap()
+                .len(),
+            192
+        );
+        // Two public inputs of 32 bytes, the leading one left out.
+        assert_eq!(
+            std::fs::metadata(export.join(format!("inputs-{i}.bin")))
+                .unwrap()
+                .len(),
+            64
+        );
+    }
+    assert!(export.join("vk.bin").exists() && export.join("params.bin").exists());
+    // The cached params are found on the second run.
+    let out = provetop(
+        dir.path(),
+        &[
+            "bench",
+            "--backend",
+            "cpu",
+            "--log2-constraints",
+            "14",
+            "--proofs",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(json(&out)["workload"]["params"]["source"], "cached");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("bad.toml");
+    std::fs::write(&config, "[engine]\ngpu_workers = 3\n").unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["bench", "--lock", "triple"], "--lock"),
+        (&["bench", "--at", "5s:lokc=none"], "lokc"),
+        (&["bench", "--at", "p1:backend=cpu"], "backend"),
+        (
+            &["bench", "--config", config.to_str().unwrap()],
+            "gpu_workers",
+        ),
+        (&["bench", "--log2-constraints", "40"], "log2-constraints"),
+        (
+            &["bench", "--params", "/nonexistent/params"],
+            "/nonexistent/params",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = provetop(dir.path(), args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // Params that do not fit the circuit are bad input too.
+    let params = dir.path().join("p.bin");
+    let out = provetop(
+        dir.path(),
+        &[
+            "bench",
+            "--log2-constraints",
+            "6",
+            "--proofs",
+            "1",
+            "--export-dir",
+            dir.path().join("e").to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success());
+    std::fs::copy(dir.path().join("e/params.bin"), &params).unwrap();
+    let out = provetop(
+        dir.path(),
+        &[
+            "bench",
+            "--log2-constraints",
+            "7",
+            "--params",
+            params.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("do not match"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn headless_main_command_proves_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    // stdout is a pipe here, so the main command runs headless.
+    let out = provetop(dir.path(), &["--log2-constraints", "10", "--proofs", "2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches(" verified ·").count(), 2, "{err}");
+    assert!(err.contains("2/2 proofs verified"), "{err}");
+}
