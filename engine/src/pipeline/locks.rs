@@ -22,12 +22,10 @@ pub fn new_lock(strategy: LockStrategy) -> Box<dyn DeviceLock> {
     }
 }
 
+/// Takes `m`, recording the wait (zero when the lock was free) as a `lock_wait` step.
 fn acquire<'a>(m: &'a Mutex<()>, steps: &mut Steps) -> MutexGuard<'a, ()> {
-    if let Some(g) = m.try_lock() {
-        return g;
-    }
     let start = Instant::now();
-    let g = m.lock();
+    let g = m.try_lock().unwrap_or_else(|| m.lock());
     steps.push(Stage::LockWait, Engine::Compute, start, 0);
     g
 }

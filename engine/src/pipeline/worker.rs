@@ -140,6 +140,9 @@ fn prove(
             partition: Some(partition),
             bytes: step.bytes,
         };
+        if span.end == span.start {
+            continue;
+        }
         // The worker's own lane shows what it did, whichever engine did it.
         if !matches!(span.lane, Lane::Worker { .. }) {
             let mut own = span.clone();
