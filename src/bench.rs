@@ -9,7 +9,6 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::cli::BenchArgs;
-use crate::machine;
 use crate::run::{self, RunOutput, Session};
 
 pub fn main(args: &BenchArgs) -> Result<i32> {
@@ -56,7 +55,7 @@ fn report_json(session: &Session, loaded: &Loaded, out: &RunOutput) -> serde_jso
     json!({
         "version": 1,
         "config": session.cfg,
-        "machine": machine::describe(),
+        "machine": provetop_engine::telemetry::MachineInfo::detect(),
         "workload": {
             "name": plan.workload,
             "label": plan.workload.label(),

@@ -34,6 +34,11 @@ pub struct Cli {
     /// Run without the dashboard even on a terminal: prove, print status lines, exit.
     #[arg(long)]
     pub headless: bool,
+
+    /// Dashboard colour theme: a name from themes/ (dark, light, high-contrast) or a TOML file
+    /// [default: the [ui] table's theme, else dark]
+    #[arg(long, value_name = "NAME|PATH")]
+    pub theme: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -127,6 +132,11 @@ pub struct EngineArgs {
     /// Collect telemetry (spans, samples); `off` measures its cost. Proofs are verified either way.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub telemetry: OnOff,
+
+    /// Serve Prometheus metrics (text exposition) at ADDR/metrics, e.g. 127.0.0.1:9464; off
+    /// by default. A bare port listens on loopback only.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
 
     /// Backend: auto (cuda when a GPU is usable, else cpu), cpu, cuda [default: auto]
     #[arg(long, value_name = "auto|cpu|cuda")]

@@ -5,7 +5,6 @@ mod cli;
 mod config_file;
 mod headless;
 mod logging;
-mod machine;
 mod run;
 
 use clap::Parser;

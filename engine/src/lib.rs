@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod circuit;
 pub mod config;
+pub mod control;
 pub mod curve;
 pub mod params;
 pub mod pipeline;

@@ -122,6 +122,8 @@ pub trait Executor: Send + Sync {
     /// `cpu0`, `gpu1`: the device's name in telemetry and reports.
     fn device(&self) -> &str;
     fn kind(&self) -> BackendKind;
+    /// What the dashboard shows about the device.
+    fn info(&self) -> crate::telemetry::DeviceInfo;
     /// H from the evaluations, then the H, L, A, B_G1 (and maybe B_G2) MSMs.
     fn prove_region(
         &self,

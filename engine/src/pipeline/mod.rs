@@ -179,6 +179,29 @@ impl EngineHandle {
         schedule::install(&self.shared, plan)
     }
 
+    /// Puts a user annotation on the timeline.
+    pub fn mark(&self, label: &str) {
+        let t = self.shared.clock.now();
+        self.shared
+            .bus
+            .publish(crate::telemetry::Event::Mark(crate::telemetry::Mark {
+                t,
+                label: label.to_string(),
+            }));
+    }
+
+    /// The devices the engine drives now.
+    pub fn devices(&self) -> Vec<crate::telemetry::DeviceInfo> {
+        self.shared
+            .state
+            .lock()
+            .devices
+            .iter()
+            .filter(|d| !d.retiring)
+            .map(|d| d.exec.info())
+            .collect()
+    }
+
     pub fn status(&self) -> Status {
         self.shared.state.lock().status()
     }

@@ -3,9 +3,12 @@
 
 mod bus;
 mod event;
+pub mod metrics;
+mod session;
 
 pub use bus::{Bus, Subscription};
 pub use event::*;
+pub use session::{DeviceInfo, MachineInfo, SessionInfo};
 
 use std::time::Instant;
 

@@ -61,6 +61,16 @@ impl Executor for CpuExecutor {
         BackendKind::Cpu
     }
 
+    fn info(&self) -> crate::telemetry::DeviceInfo {
+        crate::telemetry::DeviceInfo {
+            id: self.name.clone(),
+            name: format!("CPU executor ({} threads)", self.threads()),
+            kind: "cpu".into(),
+            memory_bytes: 0,
+            pcie: None,
+        }
+    }
+
     fn prove_region(
         &self,
         input: RegionInput<'_>,

@@ -1,0 +1,45 @@
+//! Names of `Sample` metrics: the contract between samplers, the dashboard, the recorder and
+//! the Prometheus exporter. Values are in base units (bytes, bytes per second, ratios 0..1,
+//! hertz, watts, degrees Celsius). `device` is a device id (`gpu0`, `cpu0`) or `None` for the
+//! host. Add names; never rename them.
+
+/// VRAM in use by the engine's allocator, per device (bytes).
+pub const VRAM_USED: &str = "vram.used";
+/// VRAM in use per purpose: `vram.used.srs`, `vram.used.abc`, `vram.used.buckets`, `vram.used.scratch`.
+pub const VRAM_USED_PREFIX: &str = "vram.used.";
+/// VRAM reserved on the device as NVML sees it, all processes (bytes).
+pub const VRAM_RESERVED: &str = "vram.reserved";
+pub const VRAM_TOTAL: &str = "vram.total";
+/// PCIe rates from the engine's own copy accounting (bytes per second).
+pub const PCIE_H2D: &str = "pcie.h2d";
+pub const PCIE_D2H: &str = "pcie.d2h";
+/// PCIe rates as NVML reports them (bytes per second).
+pub const NVML_PCIE_TX: &str = "nvml.pcie.tx";
+pub const NVML_PCIE_RX: &str = "nvml.pcie.rx";
+/// The link's ceiling for the generation and width in use (bytes per second).
+pub const PCIE_CEILING: &str = "pcie.ceiling";
+pub const GPU_UTIL: &str = "gpu.util";
+pub const GPU_SM_CLOCK: &str = "gpu.clock.sm";
+pub const GPU_MEM_CLOCK: &str = "gpu.clock.mem";
+pub const GPU_POWER: &str = "gpu.power";
+pub const GPU_TEMP: &str = "gpu.temp";
+/// Hopper GPM: DRAM bandwidth utilisation (0..1).
+pub const GPU_DRAM_UTIL: &str = "gpu.dram_util";
+/// Host memory bandwidth achieved by the probe or read from counters (bytes per second).
+pub const HOST_DDR: &str = "host.ddr";
+/// Pressure on host memory bandwidth, 0 (idle) .. 1 (saturated).
+pub const HOST_DDR_PRESSURE: &str = "host.ddr.pressure";
+/// Host memory traffic the engine itself accounts for (bytes per second).
+pub const HOST_ENGINE_BYTES: &str = "host.engine_bytes";
+/// Busy fraction of a CPU pool: `cpu.pool.synthesis`, `cpu.pool.prover`, `cpu.pool.cpu0`.
+pub const CPU_POOL_PREFIX: &str = "cpu.pool.";
+/// Busy fraction of one core: `cpu.core.0`, …
+pub const CPU_CORE_PREFIX: &str = "cpu.core.";
+pub const HOST_RAM_USED: &str = "host.ram.used";
+pub const HOST_RAM_TOTAL: &str = "host.ram.total";
+pub const PROCESS_RSS: &str = "process.rss";
+/// Pipeline depths: partitions waiting, in synthesis, synthesised and queued, on a device.
+pub const PIPELINE_PENDING: &str = "pipeline.pending";
+pub const PIPELINE_SYNTHESIZING: &str = "pipeline.synthesizing";
+pub const PIPELINE_QUEUED: &str = "pipeline.queued";
+pub const PIPELINE_PROVING: &str = "pipeline.proving";
