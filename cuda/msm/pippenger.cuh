@@ -21,6 +21,9 @@
 #include "config.cuh"
 
 #define PT_MSM_SKIP 0xffffffffu
+#ifndef PT_MSM_SEG_BLOCKS
+#define PT_MSM_SEG_BLOCKS 3
+#endif
 
 // (r - 1) / 2, canonical limbs
 PT_CONST uint32_t PT_FR_HALF[8] = {0x80000000, 0x7fffffff, 0x7fff2dff, 0xa9ded201,
@@ -139,8 +142,10 @@ pt_msm_scatter(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, 
     sorted[(size_t)w * n + pos] = i | (key & 0x80000000u);
 }
 
-// Sum of one piece: entries [start, start + len) of a window's sorted slice.
-PT_FI g1_xyzz_t pt_msm_piece(const g1_affine_t* points, const uint32_t* srt, uint32_t start, uint32_t len)
+// Sum of one piece: entries [start, start + len) of a window's sorted slice. Not inlined:
+// the caller's running sums then live in local memory across the call instead of
+// crowding the registers of this hot loop.
+__device__ __noinline__ g1_xyzz_t pt_msm_piece(const g1_affine_t* points, const uint32_t* srt, uint32_t start, uint32_t len)
 {
     g1_xyzz_t acc = pt_xyzz_inf();
     if (len == 0) return acc;
@@ -162,9 +167,12 @@ PT_FI g1_xyzz_t pt_msm_piece(const g1_affine_t* points, const uint32_t* srt, uin
     return acc;
 }
 
+__device__ __noinline__ void pt_add_ni(g1_xyzz_t& p, const g1_xyzz_t& q) { pt_add(p, q); }
+__device__ __noinline__ g1_xyzz_t pt_mul_small_ni(const g1_xyzz_t& p, uint32_t k) { return pt_mul_small(p, k); }
+
 // grid = ceil(nwin * nseg / 128), 128 threads. segs[w * nseg + s] = sum over pieces v of
 // thread s of weight(v) * S_v, weight = bucket index + 1.
-extern "C" __global__ void __launch_bounds__(PT_MSM_SEG_THREADS)
+extern "C" __global__ void __launch_bounds__(PT_MSM_SEG_THREADS, PT_MSM_SEG_BLOCKS)
 pt_msm_segments(const g1_affine_t* points, const uint32_t* sorted, const uint32_t* counts,
                 const uint32_t* cursor, const uint32_t* voff, const uint32_t* vmap, uint32_t n,
                 uint32_t nb, uint32_t nwin, uint32_t split, uint32_t vmax, uint32_t seg,
@@ -189,13 +197,13 @@ pt_msm_segments(const g1_affine_t* points, const uint32_t* sorted, const uint32_
             const uint32_t size = cnt[b], start = cur[b] - size + j * split;
             const uint32_t len = min(split, size - j * split);
             const g1_xyzz_t sv = pt_msm_piece(points, srt, start, len);
-            pt_add(running, sv);
+            pt_add_ni(running, sv);
             const uint32_t wv = b + 1, wn = v > v0 ? vm[v - 1] + 1 : lo - 1;
             const uint32_t gap = wv - wn;
-            if (gap == 1) pt_add(total, running);
-            else if (gap > 1) pt_add(total, pt_mul_small(running, gap));
+            if (gap == 1) pt_add_ni(total, running);
+            else if (gap > 1) pt_add_ni(total, pt_mul_small_ni(running, gap));
         }
-        if (lo > 1) pt_add(total, pt_mul_small(running, lo - 1));
+        if (lo > 1) pt_add_ni(total, pt_mul_small_ni(running, lo - 1));
     }
     pt_store(segs + g, total);
 }
@@ -208,13 +216,13 @@ pt_msm_reduce(const g1_xyzz_t* in, uint32_t count, g1_xyzz_t* out)
     const uint32_t gi = blockIdx.x, t = threadIdx.x;
     const g1_xyzz_t* p = in + (size_t)gi * count;
     g1_xyzz_t acc = pt_xyzz_inf();
-    for (uint32_t j = t; j < count; j += PT_MSM_RED_THREADS) pt_add(acc, pt_load(p + j));
+    for (uint32_t j = t; j < count; j += PT_MSM_RED_THREADS) pt_add_ni(acc, pt_load(p + j));
     s[t] = acc;
     __syncthreads();
     for (uint32_t h = PT_MSM_RED_THREADS / 2; h > 0; h >>= 1) {
         if (t < h) {
             g1_xyzz_t a = s[t];
-            pt_add(a, s[t + h]);
+            pt_add_ni(a, s[t + h]);
             s[t] = a;
         }
         __syncthreads();
@@ -229,7 +237,7 @@ extern "C" __global__ void pt_msm_final(const g1_xyzz_t* wins, uint32_t nwin, ui
     g1_xyzz_t acc = pt_load(wins + nwin - 1);
     for (int w = (int)nwin - 2; w >= 0; w--) {
         for (uint32_t i = 0; i < c; i++) pt_dbl(acc);
-        pt_add(acc, pt_load(wins + w));
+        pt_add_ni(acc, pt_load(wins + w));
     }
     pt_store(result, pt_to_jac(acc));
 }

@@ -62,7 +62,7 @@ __device__ __forceinline__ void pt_sm_put(uint4* sm, uint32_t E, uint32_t e, con
 // One pass of an n = 2^log_n NTT. grid = n / E blocks of PT_NTT_THREADS, dynamic shared
 // memory pt_ntt_smem_bytes(log_n). omegas[x] = w_n^x for x < n (w_n = ROOT_OF_UNITY^(2^(32-log_n))).
 // pre: only read by pass 0; post, post_c, ea, eb: only by the last pass; each may be null.
-extern "C" __global__ void __launch_bounds__(PT_NTT_THREADS)
+extern "C" __global__ void __launch_bounds__(PT_NTT_THREADS, 3)
 pt_ntt_pass(const fr_t* in, fr_t* out, const fr_t* omegas, const fr_t* pre, const fr_t* post,
             const fr_t* post_c, const fr_t* ea, const fr_t* eb, uint32_t log_n, uint32_t pass,
             uint32_t inverse)

@@ -1,6 +1,7 @@
 // Small helpers shared by the kernels.
 #pragma once
 #include <stdint.h>
+#include "../ff/ptx.cuh"
 
 #ifndef PT_EMU
 #define PT_HD __host__ __device__ __forceinline__
@@ -31,4 +32,4 @@ PT_HD void pt_store(T* p, const T& v) {
     for (int i = 0; i < (int)(sizeof(T) / 16); i++) d[i] = s[i];
 }
 
-PT_HD uint32_t pt_bitrev(uint32_t x, uint32_t bits) { return bits ? __brev(x) >> (32 - bits) : 0; }
+PT_FI uint32_t pt_bitrev(uint32_t x, uint32_t bits) { return bits ? __brev(x) >> (32 - bits) : 0; }

@@ -19,7 +19,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __noinline__
+#define __noinline__ __attribute__((noinline))
 #define __constant__
 #define __shared__ static
 #define __launch_bounds__(...)
