@@ -1,1 +1,93 @@
-fn main() {}
+//! Compiles cuda/provetop.cu with nvcc into one fatbin that the binary embeds. nvcc is found
+//! through $NVCC, $CUDA_HOME/bin or PATH. Without nvcc the binary builds with no kernels and
+//! says why at run time; with nvcc, a kernel that does not compile fails the build.
+//! PROVETOP_CUDA_ARCHS narrows the machine-code targets (e.g. "90"); PTX for the newest is
+//! always embedded so later GPUs can run it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEFAULT_ARCHS: &str = "80,86,89,90";
+
+fn find_nvcc() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("NVCC").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(home) = std::env::var_os("CUDA_HOME").or_else(|| std::env::var_os("CUDA_PATH")) {
+        let p = Path::new(&home).join("bin").join("nvcc");
+        if p.exists() {
+            return Some(p);
+        }
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("nvcc"))
+            .find(|p| p.exists())
+    })
+}
+
+fn rerun_on_sources(dir: &Path) {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                rerun_on_sources(&p);
+            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("cu" | "cuh")) {
+                println!("cargo:rerun-if-changed={}", p.display());
+            }
+        }
+    }
+}
+
+fn main() {
+    println!("cargo:rustc-check-cfg=cfg(provetop_kernels)");
+    println!("cargo:rerun-if-env-changed=NVCC");
+    println!("cargo:rerun-if-env-changed=CUDA_HOME");
+    println!("cargo:rerun-if-env-changed=PROVETOP_CUDA_ARCHS");
+    rerun_on_sources(Path::new("cuda"));
+    let source = Path::new("cuda/provetop.cu");
+    let Some(nvcc) = find_nvcc() else {
+        println!("cargo:rustc-env=PROVETOP_KERNELS_MISSING=nvcc was not found when provetop was built (set NVCC or CUDA_HOME, or use scripts/run.sh)");
+        println!("cargo:warning=nvcc not found: building without CUDA kernels (the cpu backend still works)");
+        return;
+    };
+    let archs = std::env::var("PROVETOP_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
+    let mut archs: Vec<u32> = archs
+        .split(',')
+        .map(|a| {
+            a.trim()
+                .trim_start_matches("sm_")
+                .parse()
+                .expect("PROVETOP_CUDA_ARCHS: numbers like 80,90")
+        })
+        .collect();
+    archs.sort_unstable();
+    let newest = *archs.last().expect("at least one architecture");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("provetop.fatbin");
+    let mut cmd = Command::new(&nvcc);
+    cmd.args(["--fatbin", "-O3", "-std=c++17", "-Xptxas", "-O3", "-o"])
+        .arg(&out)
+        .arg(source);
+    for a in &archs {
+        cmd.arg(format!("-gencode=arch=compute_{a},code=sm_{a}"));
+    }
+    cmd.arg(format!(
+        "-gencode=arch=compute_{newest},code=compute_{newest}"
+    ));
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
+    assert!(
+        status.success(),
+        "nvcc failed to compile {}: see the errors above",
+        source.display()
+    );
+    let list: Vec<String> = archs
+        .iter()
+        .map(|a| format!("sm_{a}"))
+        .chain([format!("compute_{newest}")])
+        .collect();
+    println!("cargo:rustc-env=PROVETOP_KERNEL_ARCHS={}", list.join(","));
+    println!("cargo:rustc-cfg=provetop_kernels");
+}

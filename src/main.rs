@@ -3,7 +3,9 @@
 mod bench;
 mod cli;
 mod config_file;
+mod devices;
 mod headless;
+mod kernels;
 mod logging;
 mod run;
 
@@ -17,9 +19,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let interactive = cli.command.is_none() && !cli.headless && std::io::stdout().is_terminal();
     let _guard = logging::init(!interactive);
+    provetop_engine::backend::cuda::register(
+        kernels::embedded()
+            .map(|(fatbin, archs)| provetop_engine::backend::cuda::Kernels { fatbin, archs })
+            .map_err(String::from),
+    );
     let result = match &cli.command {
         Some(Command::Bench(args)) => bench::main(args),
-        Some(Command::Devices) => devices(),
+        Some(Command::Devices) => devices::main(),
         None if interactive => headless::main(
             &cli.engine,
             Some("provetop: the dashboard is coming; proving headless meanwhile"),
@@ -34,10 +41,4 @@ fn main() -> ExitCode {
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }
-}
-
-fn devices() -> anyhow::Result<i32> {
-    println!("backends: cpu (always), cuda (not built in)");
-    println!("auto picks: cpu");
-    Ok(0)
 }

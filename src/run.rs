@@ -63,10 +63,10 @@ fn default_log2(backend: BackendKind) -> u32 {
 pub fn start(args: &EngineArgs) -> Result<Session> {
     let file = usage(config_file::load(args.config.as_deref()))?;
     let cfg = usage(config_file::engine_config(&file, args))?;
-    let engine_backend = match cfg.backend {
-        BackendKind::Auto => BackendKind::Cpu,
-        b => b,
-    };
+    let (engine_backend, why_not_cuda) = provetop_engine::backend::resolve(cfg.backend);
+    if let Some(why) = why_not_cuda {
+        tracing::info!("backend auto: using the cpu backend because {why}");
+    }
     let workload = match args.workload {
         WorkloadName::Synthetic => Workload::Synthetic {
             log2_constraints: args

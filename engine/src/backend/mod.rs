@@ -2,6 +2,7 @@
 //! `cuda` backend runs our own kernels when a GPU and its driver are present.
 
 pub mod cpu;
+pub mod cuda;
 
 use anyhow::Result;
 use blstrs::Scalar;
@@ -28,6 +29,17 @@ impl std::fmt::Display for BackendKind {
             BackendKind::Cpu => "cpu",
             BackendKind::Cuda => "cuda",
         })
+    }
+}
+
+/// The backend `auto` stands for on this machine, with the reason when it is not cuda.
+pub fn resolve(kind: BackendKind) -> (BackendKind, Option<String>) {
+    match kind {
+        BackendKind::Auto => match cuda::probe().unavailable() {
+            None => (BackendKind::Cuda, None),
+            Some(why) => (BackendKind::Cpu, Some(why)),
+        },
+        k => (k, None),
     }
 }
 

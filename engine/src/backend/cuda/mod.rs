@@ -1,0 +1,152 @@
+//! The cuda backend: our kernels from `cuda/`, loaded from the fatbin the binary embeds and
+//! launched through the CUDA driver API (cudarc, loaded at run time). Without a driver, a GPU
+//! or kernels, the engine keeps running on the cpu backend and `probe` says why.
+
+use cudarc::driver::{CudaContext, CudaModule};
+use serde::Serialize;
+use std::sync::{Arc, OnceLock};
+
+/// The kernels as embedded by the binary, registered once at start.
+static KERNELS: OnceLock<Result<Kernels, String>> = OnceLock::new();
+
+#[derive(Clone, Copy)]
+pub struct Kernels {
+    pub fatbin: &'static [u8],
+    /// `sm_80,…,sm_90,compute_90`.
+    pub archs: &'static str,
+}
+
+/// Tells the engine which kernels the binary carries (or why it carries none).
+pub fn register(kernels: Result<Kernels, String>) {
+    let _ = KERNELS.set(kernels);
+}
+
+fn kernels() -> Result<Kernels, String> {
+    KERNELS
+        .get()
+        .cloned()
+        .unwrap_or_else(|| Err("this program embeds no CUDA kernels".into()))
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub memory_bytes: u64,
+    /// Whether our kernels loaded on it, or why not.
+    pub usable: Result<(), String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Probe {
+    pub driver: Result<String, String>,
+    pub kernels: Result<String, String>,
+    pub gpus: Vec<GpuInfo>,
+}
+
+impl Probe {
+    /// Ordinals of the GPUs the cuda backend can use.
+    pub fn usable(&self) -> Vec<usize> {
+        self.gpus
+            .iter()
+            .filter(|g| g.usable.is_ok())
+            .map(|g| g.ordinal)
+            .collect()
+    }
+
+    /// Why the cuda backend cannot run here, if it cannot.
+    pub fn unavailable(&self) -> Option<String> {
+        if let Err(e) = &self.driver {
+            return Some(e.clone());
+        }
+        if let Err(e) = &self.kernels {
+            return Some(e.clone());
+        }
+        if self.gpus.is_empty() {
+            return Some("the CUDA driver reports no GPU".into());
+        }
+        if self.usable().is_empty() {
+            let why: Vec<String> = self
+                .gpus
+                .iter()
+                .map(|g| {
+                    format!(
+                        "gpu{}: {}",
+                        g.ordinal,
+                        g.usable.as_ref().err().cloned().unwrap_or_default()
+                    )
+                })
+                .collect();
+            return Some(format!("no GPU can run our kernels ({})", why.join("; ")));
+        }
+        None
+    }
+}
+
+fn driver_version() -> Result<String, String> {
+    let mut v = 0i32;
+    // SAFETY: only called once libcuda is known to be present.
+    let r = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+    if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        return Err(format!("cuDriverGetVersion failed: {r:?}"));
+    }
+    Ok(format!("CUDA {}.{}", v / 1000, v % 1000 / 10))
+}
+
+/// Looks for the driver, the GPUs and the kernels, never panicking when any is missing.
+pub fn probe() -> Probe {
+    let kernels = kernels().map(|k| k.archs.to_string());
+    // SAFETY: checks for the library before any driver call, which cudarc would panic on.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Probe {
+            driver: Err("no CUDA driver (libcuda) on this machine".into()),
+            kernels,
+            gpus: vec![],
+        };
+    }
+    let count = match CudaContext::device_count() {
+        Ok(n) => n.max(0) as usize,
+        Err(e) => {
+            return Probe {
+                driver: Err(format!("the CUDA driver did not initialise: {e}")),
+                kernels,
+                gpus: vec![],
+            }
+        }
+    };
+    let gpus = (0..count)
+        .map(|ordinal| match CudaContext::new(ordinal) {
+            Ok(ctx) => GpuInfo {
+                ordinal,
+                name: ctx.name().unwrap_or_default(),
+                compute_capability: ctx.compute_capability().unwrap_or((0, 0)),
+                memory_bytes: ctx.total_mem().unwrap_or(0) as u64,
+                usable: load_module(&ctx).map(|_| ()),
+            },
+            Err(e) => GpuInfo {
+                ordinal,
+                name: String::new(),
+                compute_capability: (0, 0),
+                memory_bytes: 0,
+                usable: Err(format!("could not create a context: {e}")),
+            },
+        })
+        .collect();
+    Probe {
+        driver: driver_version(),
+        kernels,
+        gpus,
+    }
+}
+
+/// Loads our kernels into `ctx`.
+pub fn load_module(ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>, String> {
+    let k = kernels()?;
+    let (major, _) = ctx.compute_capability().map_err(|e| e.to_string())?;
+    if major < 8 {
+        return Err(format!("compute capability {major}.x is below 8.0"));
+    }
+    ctx.load_module(cudarc::nvrtc::Ptx::from_binary(k.fatbin.to_vec()))
+        .map_err(|e| format!("loading the kernels failed: {e}"))
+}
