@@ -23,10 +23,7 @@ PT_CONST uint32_t PT_FP_ONE[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000
 
 struct pt_fr_params {
     static constexpr int N = 8;
-#ifndef PT_FR_WIDE_REDC
-#define PT_FR_WIDE_REDC 1
-#endif
-    static constexpr bool WIDE_REDC = PT_FR_WIDE_REDC;
+    static constexpr bool AB_WIDE = true, WIDE_REDC = true, FR_TRICK = true;
     PT_FI static uint32_t mod(int i) { return PT_FR_MOD[i]; }
     PT_FI static uint32_t rr(int i) { return PT_FR_RR[i]; }
     PT_FI static uint32_t one(int i) { return PT_FR_ONE[i]; }
@@ -34,10 +31,7 @@ struct pt_fr_params {
 };
 struct pt_fp_params {
     static constexpr int N = 12;
-#ifndef PT_FP_WIDE_REDC
-#define PT_FP_WIDE_REDC 0
-#endif
-    static constexpr bool WIDE_REDC = PT_FP_WIDE_REDC;
+    static constexpr bool AB_WIDE = true, WIDE_REDC = false, FR_TRICK = false;
     PT_FI static uint32_t mod(int i) { return PT_FP_MOD[i]; }
     PT_FI static uint32_t rr(int i) { return PT_FP_RR[i]; }
     PT_FI static uint32_t one(int i) { return PT_FP_ONE[i]; }

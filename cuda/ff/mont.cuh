@@ -11,17 +11,15 @@
 //
 // ptxas turns a register x register mad.lo.cc/madc.hi.cc pair into IMAD + half-rate IMAD.HI
 // but fuses register x immediate pairs (the m*p rows) into IMAD.WIDE.U32.X; so the a*b_i
-// rows use explicit 64-bit products plus carry adds (PT_AB_WIDE), and for Fr, whose
-// modulus limbs 1 and 0xffffffff defeat the fusion, the m*p rows do too (WIDE_REDC).
+// rows use explicit 64-bit products plus carry adds (P::AB_WIDE), and for Fr, whose
+// modulus limbs 1 and 0xffffffff defeat the fusion, the m*p rows do too (WIDE_REDC) or
+// skip those two limbs' products altogether (FR_TRICK).
 //
 // Bounds (a, b < p): T < a + p < 2p before each shift, O < 2p < 2^(32N) never carries out,
 // E < 2^(32N+32) needs one extra limb. Inputs must be fully reduced; outputs are.
 #pragma once
 #include "ptx.cuh"
 
-#ifndef PT_AB_WIDE
-#define PT_AB_WIDE 1
-#endif
 
 template <class P>
 struct mont_t {
@@ -81,39 +79,53 @@ struct mont_t {
         for (int i = 0; i < N; i++) {
             const uint32_t bi = b.v[i];
             if (i == 0) {
-                for (int k = 0; k < N; k += 2) { e[k] = mul_lo(a.v[k], bi); e[k + 1] = mul_hi(a.v[k], bi); }
+                for (int k = 0; k < N; k += 2) mul_wide(a.v[k], bi, e[k], e[k + 1]);
                 e[N] = 0;
-                for (int k = 0; k < N; k += 2) { o[k] = mul_lo(a.v[k + 1], bi); o[k + 1] = mul_hi(a.v[k + 1], bi); }
+                for (int k = 0; k < N; k += 2) mul_wide(a.v[k + 1], bi, o[k], o[k + 1]);
             } else {
                 // fold the previous E[1] in at limb 0; its carry enters the O chain, which
                 // starts at limb 1
                 e[0] = add_cc(e[0], f);
-#if PT_AB_WIDE
-                // a*b_i rows: ptxas splits register-register mad.lo/madc.hi pairs into IMAD +
-                // half-rate IMAD.HI; an explicit 64-bit product plus two carry adds (ALU pipe)
-                // keeps the multiplier at one IMAD.WIDE per product.
-                uint32_t pl[N], ph[N];
-                for (int k = 0; k < N; k++) mul_wide(a.v[k], bi, pl[k], ph[k]);
-                for (int k = 0; k < N - 2; k += 2) { o[k] = addc_cc(o[k], pl[k + 1]); o[k + 1] = addc_cc(o[k + 1], ph[k + 1]); }
-                o[N - 2] = addc_cc(o[N - 2], pl[N - 1]);
-                o[N - 1] = addc(o[N - 1], ph[N - 1]);
-                e[0] = add_cc(e[0], pl[0]);
-                e[1] = addc_cc(e[1], ph[0]);
-                for (int k = 2; k < N; k += 2) { e[k] = addc_cc(e[k], pl[k]); e[k + 1] = addc_cc(e[k + 1], ph[k]); }
-                e[N] = addc(0, 0);
-#else
-                for (int k = 0; k < N - 2; k += 2) { o[k] = madc_lo_cc(a.v[k + 1], bi, o[k]); o[k + 1] = madc_hi_cc(a.v[k + 1], bi, o[k + 1]); }
-                o[N - 2] = madc_lo_cc(a.v[N - 1], bi, o[N - 2]);
-                o[N - 1] = madc_hi(a.v[N - 1], bi, o[N - 1]);
-                e[0] = mad_lo_cc(a.v[0], bi, e[0]);
-                e[1] = madc_hi_cc(a.v[0], bi, e[1]);
-                for (int k = 2; k < N; k += 2) { e[k] = madc_lo_cc(a.v[k], bi, e[k]); e[k + 1] = madc_hi_cc(a.v[k], bi, e[k + 1]); }
-                e[N] = addc(0, 0);
-#endif
+                if (P::AB_WIDE) {
+                    // ptxas splits register x register mad.lo/madc.hi pairs into IMAD plus
+                    // half-rate IMAD.HI; an explicit 64-bit product plus two carry adds
+                    // (ALU pipe) keeps the multiplier at one IMAD.WIDE per product.
+                    uint32_t pl[N], ph[N];
+                    for (int k = 0; k < N; k++) mul_wide(a.v[k], bi, pl[k], ph[k]);
+                    for (int k = 0; k < N - 2; k += 2) { o[k] = addc_cc(o[k], pl[k + 1]); o[k + 1] = addc_cc(o[k + 1], ph[k + 1]); }
+                    o[N - 2] = addc_cc(o[N - 2], pl[N - 1]);
+                    o[N - 1] = addc(o[N - 1], ph[N - 1]);
+                    e[0] = add_cc(e[0], pl[0]);
+                    e[1] = addc_cc(e[1], ph[0]);
+                    for (int k = 2; k < N; k += 2) { e[k] = addc_cc(e[k], pl[k]); e[k + 1] = addc_cc(e[k + 1], ph[k]); }
+                    e[N] = addc(0, 0);
+                } else {
+                    for (int k = 0; k < N - 2; k += 2) { o[k] = madc_lo_cc(a.v[k + 1], bi, o[k]); o[k + 1] = madc_hi_cc(a.v[k + 1], bi, o[k + 1]); }
+                    o[N - 2] = madc_lo_cc(a.v[N - 1], bi, o[N - 2]);
+                    o[N - 1] = madc_hi(a.v[N - 1], bi, o[N - 1]);
+                    e[0] = mad_lo_cc(a.v[0], bi, e[0]);
+                    e[1] = madc_hi_cc(a.v[0], bi, e[1]);
+                    for (int k = 2; k < N; k += 2) { e[k] = madc_lo_cc(a.v[k], bi, e[k]); e[k + 1] = madc_hi_cc(a.v[k], bi, e[k + 1]); }
+                    e[N] = addc(0, 0);
+                }
             }
             // reduction: make T divisible by 2^32
             const uint32_t m = mul_lo(e[0], P::m0());
-            if (P::WIDE_REDC) {
+            if (P::FR_TRICK) {
+                // Fr: p[0] = 1, p[1] = 2^32 - 1 and m0 = -1, so m*p[0] = m and
+                // m*p[1] = (m - [m != 0]) * 2^32 + (-m mod 2^32): two products fewer per row.
+                uint32_t ql[N], qh[N];
+                for (int k = 2; k < N; k++) mul_wide(m, P::mod(k), ql[k], qh[k]);
+                e[0] = add_cc(e[0], m);
+                e[1] = addc_cc(e[1], 0);
+                for (int k = 2; k < N; k += 2) { e[k] = addc_cc(e[k], ql[k]); e[k + 1] = addc_cc(e[k + 1], qh[k]); }
+                e[N] = addc(e[N], 0);
+                o[0] = add_cc(o[0], 0u - m);
+                o[1] = addc_cc(o[1], m - (m != 0));
+                for (int k = 2; k < N - 2; k += 2) { o[k] = addc_cc(o[k], ql[k + 1]); o[k + 1] = addc_cc(o[k + 1], qh[k + 1]); }
+                o[N - 2] = addc_cc(o[N - 2], ql[N - 1]);
+                o[N - 1] = addc(o[N - 1], qh[N - 1]);
+            } else if (P::WIDE_REDC) {
                 uint32_t ql[N], qh[N];
                 for (int k = 0; k < N; k++) mul_wide(m, P::mod(k), ql[k], qh[k]);
                 e[0] = add_cc(e[0], ql[0]);

@@ -119,7 +119,59 @@ static void field_suite(const char* name, const HostField<NL>& R, const char* ve
 #endif
 }
 
+// Multiplier variants (instruction selection experiments), checked and timed side by side.
+struct fr_v0 : pt_fr_params { static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = false; };
+struct fr_v1 : pt_fr_params { static constexpr bool AB_WIDE = true, WIDE_REDC = false, FR_TRICK = false; };
+struct fr_v2 : pt_fr_params { static constexpr bool AB_WIDE = true, WIDE_REDC = true, FR_TRICK = false; };
+struct fp_v0 : pt_fp_params { static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = false; };
+struct fp_v2 : pt_fp_params { static constexpr bool AB_WIDE = true, WIDE_REDC = true, FR_TRICK = false; };
+
+template <class F, int NL>
+static void variant(const char* name, const HostField<NL>& R) {
+    const size_t n = 1 << 12;
+    std::vector<HF<NL>> ha(n), hb(n);
+    for (size_t i = 0; i < n; i++) { ha[i] = R.random(g_rng); hb[i] = R.random(g_rng); }
+    F *da = dalloc<F>(n), *db = dalloc<F>(n), *dout = dalloc<F>(6 * n);
+    h2d((HF<NL>*)da, ha.data(), n);
+    h2d((HF<NL>*)db, hb.data(), n);
+    PT_LAUNCH(tk_field_ops<F>, dim3(n / 128), dim3(128), 0, da, db, dout, (uint32_t)n);
+    std::vector<F> o(6 * n);
+    d2h(o.data(), dout, 6 * n);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const HF<NL> e = R.mul(ha[i], hb[i]);
+        bad += memcmp(o[6 * i].v, e.l, sizeof(e.l)) != 0;
+    }
+    report(std::string("multiplier variant ") + name + " vs host", bad == 0, "");
+    cudaFree(da); cudaFree(db); cudaFree(dout);
+#ifndef PT_EMU
+    const uint32_t threads = 132 * 2048, reps = 256;
+    F* dx = dalloc<F>(4 * threads);
+    std::vector<HF<NL>> hx(4 * threads);
+    for (auto& x : hx) x = R.random(g_rng);
+    h2d((HF<NL>*)dx, hx.data(), hx.size());
+    PT_LAUNCH(tk_field_bench<F>, dim3(threads / 256), dim3(256), 0, dx, 8u);
+    std::vector<double> t;
+    for (int r = 0; r < 5; r++) {
+        GpuTimer tm;
+        tm.start();
+        PT_LAUNCH(tk_field_bench<F>, dim3(threads / 256), dim3(256), 0, dx, reps);
+        t.push_back(tm.stop());
+    }
+    const double ms = median(t);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%.3g mul/s", 4.0 * threads * reps / (ms * 1e-3));
+    timing(std::string("multiplier variant ") + name, ms, "", buf);
+    cudaFree(dx);
+#endif
+}
+
 void run_field_tests() {
     field_suite<fr_t, 4>("Fr", H.fr, "fr_ops.bin");
     field_suite<fp_t, 6>("Fp", H.fp, "fp_ops.bin");
+    variant<mont_t<fr_v0>, 4>("Fr madc chains", H.fr);
+    variant<mont_t<fr_v1>, 4>("Fr wide a*b", H.fr);
+    variant<mont_t<fr_v2>, 4>("Fr wide a*b + wide m*p", H.fr);
+    variant<mont_t<fp_v0>, 6>("Fp madc chains", H.fp);
+    variant<mont_t<fp_v2>, 6>("Fp wide a*b + wide m*p", H.fp);
 }

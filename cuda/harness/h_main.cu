@@ -1,7 +1,7 @@
 // provetop CUDA harness: checks every product kernel against known answers and the host
 // reference on fresh random inputs, then times them; prints a table last.
 //   pt_harness [--vectors DIR] [--ntt-max K] [--msm-max K] [--reps R] [--quick]
-//              [--only field|ntt|msm] [--msm-c C] [--msm-seg S]
+//              [--only field|ntt|msm] [--msm-c C] [--msm-chunk K]
 #include "gpu.h"
 #include "harness.h"
 #include <stdarg.h>
@@ -59,7 +59,10 @@ int main(int argc, char** argv) {
         else if (a == "--quick") g_opt.quick = true;
         else if (a == "--only") g_opt.only = next();
         else if (a == "--msm-c") g_opt.msm_c = atoi(next().c_str());
-        else if (a == "--msm-seg") g_opt.msm_seg = atoi(next().c_str());
+        else if (a == "--msm-chunk") g_opt.msm_seg = atoi(next().c_str());
+        else if (a == "--profile-msm") g_opt.profile_msm = atoi(next().c_str());
+        else if (a == "--profile-ntt") g_opt.profile_ntt = atoi(next().c_str());
+        else if (a == "--msm-large") g_opt.msm_large = atoi(next().c_str());
         else { fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
     }
     const uint64_t seed = std::random_device{}() ^ ((uint64_t)std::random_device{}() << 32);
@@ -71,6 +74,11 @@ int main(int argc, char** argv) {
     printf("device: %s, %d SMs, cc %d.%d, %.1f GiB, L2 %d MiB\n", prop.name, prop.multiProcessorCount, prop.major,
            prop.minor, prop.totalGlobalMem / 1073741824.0, prop.l2CacheSize >> 20);
 #endif
+    if (g_opt.profile_msm || g_opt.profile_ntt) {
+        if (g_opt.profile_msm) profile_msm(g_opt.profile_msm);
+        if (g_opt.profile_ntt) profile_ntt(g_opt.profile_ntt);
+        return 0;
+    }
     if (g_opt.only.empty() || g_opt.only == "field") run_field_tests();
     if (g_opt.only.empty() || g_opt.only == "ntt") run_ntt_tests();
     if (g_opt.only.empty() || g_opt.only == "msm") run_msm_tests();

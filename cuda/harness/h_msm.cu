@@ -75,31 +75,37 @@ struct Msm {
     }
     void release() { cudaFree(scratch); cudaFree(result); }
     template <class T> T* at(size_t off) { return (T*)(scratch + off); }
-    // The host sequence of one MSM (cuda/README.md). times: per-kernel ms when non-null.
+    // The host sequence of one MSM (cuda/README.md). times: per-phase ms when non-null.
     void run(const g1_affine_t* pts, const fr_t* sc, std::vector<double>* times = nullptr) {
         uint32_t *keys = at<uint32_t>(lay.keys), *sorted = at<uint32_t>(lay.sorted), *counts = at<uint32_t>(lay.counts),
-                 *cursor = at<uint32_t>(lay.cursor), *voff = at<uint32_t>(lay.voff), *vmap = at<uint32_t>(lay.vmap);
-        g1_xyzz_t *segs = at<g1_xyzz_t>(lay.segs), *red = at<g1_xyzz_t>(lay.red), *wins = at<g1_xyzz_t>(lay.wins);
+                 *cursor = at<uint32_t>(lay.cursor);
+        g1_xyzz_t *bsum = at<g1_xyzz_t>(lay.bsum), *head = at<g1_xyzz_t>(lay.head), *tail = at<g1_xyzz_t>(lay.tail),
+                  *segs = at<g1_xyzz_t>(lay.segs), *red = at<g1_xyzz_t>(lay.red), *wins = at<g1_xyzz_t>(lay.wins);
         GpuTimer tm;
         auto mark = [&](bool first) {
             if (!times) return;
             if (!first) times->push_back(tm.stop());
             tm.start();
         };
+        const dim3 grid_nw((n + 255) / 256, k.nwin);
         mark(true);
         CK(cudaMemset(counts, 0, (size_t)k.nwin * k.nb * 4));
-        PT_LAUNCH(pt_msm_digits, dim3((n + 255) / 256), dim3(PT_MSM_DIGIT_THREADS), 0, sc, n, k.c, k.nwin, keys, counts);
+        PT_LAUNCH(pt_msm_digits, dim3((n + 255) / 256), dim3(PT_MSM_DIGIT_THREADS), 0, sc, n, k.c, k.nwin, keys);
+        PT_LAUNCH(pt_msm_hist, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
         mark(false);
-        PT_LAUNCH(pt_msm_plan, dim3(k.nwin), dim3(PT_MSM_PLAN_THREADS), 0, counts, k.nb, k.split, cursor, voff);
-        PT_LAUNCH(pt_msm_vmap, dim3((k.nwin * k.nb + 255) / 256), dim3(256), 0, voff, k.nb, k.nwin, k.vmax, vmap);
+        PT_LAUNCH(pt_msm_plan, dim3(k.nwin), dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb, cursor);
+        PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
         mark(false);
-        PT_LAUNCH(pt_msm_scatter, dim3((n + 255) / 256, k.nwin), dim3(256), 0, keys, n, k.nb, cursor, sorted);
+        PT_LAUNCH(pt_msm_chunks, dim3((k.nwin * k.nchunk + PT_MSM_ACC_THREADS - 1) / PT_MSM_ACC_THREADS),
+                  dim3(PT_MSM_ACC_THREADS), 0, pts, (const uint32_t*)sorted, (const uint32_t*)counts,
+                  (const uint32_t*)cursor, n, k.nb, k.nwin, k.chunk, k.nchunk, bsum, head, tail);
         mark(false);
-        PT_LAUNCH(pt_msm_segments, dim3((k.nwin * k.nseg + PT_MSM_SEG_THREADS - 1) / PT_MSM_SEG_THREADS),
-                  dim3(PT_MSM_SEG_THREADS), 0, pts, sorted, counts, cursor, voff, vmap, n, k.nb, k.nwin, k.split,
-                  k.vmax, k.seg, k.nseg, segs);
-        mark(false);
-        PT_LAUNCH(pt_msm_reduce, dim3(k.nwin * k.nred), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)segs, 256u, red);
+        PT_LAUNCH(pt_msm_fixup, dim3((k.nwin * k.nb + PT_MSM_RED_THREADS - 1) / PT_MSM_RED_THREADS),
+                  dim3(PT_MSM_RED_THREADS), 0, (const uint32_t*)counts, (const uint32_t*)cursor, k.nb, k.nwin, k.chunk,
+                  k.nchunk, (const g1_xyzz_t*)head, (const g1_xyzz_t*)tail, bsum);
+        PT_LAUNCH(pt_msm_bucket_reduce, dim3((k.nwin * k.nbseg + PT_MSM_RED_THREADS - 1) / PT_MSM_RED_THREADS),
+                  dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)bsum, (const uint32_t*)counts, k.nb, k.nwin, k.bseg, segs);
+        PT_LAUNCH(pt_msm_reduce, dim3(k.nwin * k.nred), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)segs, k.rgrp, red);
         PT_LAUNCH(pt_msm_reduce, dim3(k.nwin), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)red, k.nred, wins);
         PT_LAUNCH(pt_msm_final, dim3(1), dim3(1), 0, (const g1_xyzz_t*)wins, k.nwin, k.c, result);
         mark(false);
@@ -272,7 +278,7 @@ static void edge_cases(uint32_t n) {
     const uint32_t chunk = 64, nparts = (n + chunk - 1) / chunk;
     g1_xyzz_t* parts = dalloc<g1_xyzz_t>(nparts + 1);
     g1_jac_t* res = dalloc<g1_jac_t>(1);
-    PT_LAUNCH(pt_g1_sum_parts, dim3((nparts + 127) / 128), dim3(PT_MSM_SEG_THREADS), 0, (const g1_affine_t*)dp,
+    PT_LAUNCH(pt_g1_sum_parts, dim3((nparts + 127) / 128), dim3(PT_MSM_ACC_THREADS), 0, (const g1_affine_t*)dp,
               (const uint32_t*)nullptr, n, chunk, nparts, parts);
     PT_LAUNCH(pt_msm_reduce, dim3(1), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)parts, nparts, parts + nparts);
     PT_LAUNCH(pt_msm_final, dim3(1), dim3(1), 0, (const g1_xyzz_t*)(parts + nparts), 1u, 0u, res);
@@ -328,8 +334,8 @@ static void large(uint32_t lg, bool time_it, const char* target) {
         std::vector<double> parts;
         m.run(b.d, ds, &parts);
         char buf[256];
-        snprintf(buf, sizeof buf, "c=%u; digits %.2f, plan %.2f, scatter %.2f, buckets %.2f, reduce %.2f ms", m.k.c,
-                 parts[0], parts[1], parts[2], parts[3], parts[4]);
+        snprintf(buf, sizeof buf, "c=%u chunk=%u; digits+hist %.2f, scan+scatter %.2f, buckets %.2f, reduce %.2f ms",
+                 m.k.c, m.k.chunk, parts[0], parts[1], parts[2], parts[3]);
         timing("MSM 2^" + std::to_string(lg), median(t), target, buf);
     }
     m.release();
@@ -339,6 +345,10 @@ static void large(uint32_t lg, bool time_it, const char* target) {
 
 void run_msm_tests() {
     known_answers();
+    if (g_opt.msm_large) {
+        large(g_opt.msm_large, true, "");
+        return;
+    }
     if (g_opt.quick) {
         edge_cases(1u << 10);
         large(13, false, "");
@@ -350,4 +360,23 @@ void run_msm_tests() {
         if ((int)lg > g_opt.msm_max_log) continue;
         large(lg, true, lg == 20 ? "<= 22 (stretch 12)" : lg == 24 ? "<= 155 (stretch 80)" : lg == 26 ? "<= 559 (stretch 300)" : "");
     }
+}
+
+void profile_msm(int lg) {
+    auto g = load_words(g_opt.vectors + "/g1_mul.bin");
+    memcpy(&g_gen, g.data(), 96);
+    const uint32_t n = 1u << lg;
+    Bases b;
+    b.make(n);
+    std::vector<Fr> s(n);
+    for (auto& v : s) v = fr_canon_random();
+    fr_t* ds = upload_scalars(s);
+    Msm m;
+    m.init(n);
+    m.run(b.d, ds);
+    dsync();
+    printf("profiled MSM 2^%d (c=%u)\n", lg, m.k.c);
+    m.release();
+    cudaFree(ds);
+    b.release();
 }

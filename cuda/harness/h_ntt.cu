@@ -291,3 +291,17 @@ void run_ntt_tests() {
         time_ntt(k, k == 24 ? "<= 4.6 (stretch 3.5)" : k == 27 ? "<= 43 (stretch 32)" : "");
     }
 }
+
+void profile_ntt(int k) {
+    CK(cudaFuncSetAttribute(pt_ntt_pass, cudaFuncAttributeMaxDynamicSharedMemorySize, pt_ntt_smem_bytes(27)));
+    const uint32_t n = 1u << k;
+    Dom d;
+    dom_init(d, k, false);
+    fr_t *x = dalloc<fr_t>(n), *y = dalloc<fr_t>(n);
+    randomize(x, n);
+    ntt_forward(d, x, y);
+    dsync();
+    printf("profiled NTT 2^%d\n", k);
+    cudaFree(x); cudaFree(y);
+    dom_free(d);
+}

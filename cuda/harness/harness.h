@@ -13,8 +13,11 @@ struct Opts {
     int reps = 7;
     bool quick = false;   // fewer sizes (emulator runs)
     int msm_c = 0;        // override the window size
-    int msm_seg = 0;      // override pieces per thread
+    int msm_seg = 0;      // override sorted entries per accumulation thread (chunk)
     std::string only;     // "field", "ntt", "msm" or empty for all
+    int profile_msm = 0;  // run one MSM of 2^k (for a profiler), no checks
+    int msm_large = 0;    // only the checked + timed random MSM of 2^k
+    int profile_ntt = 0;  // run one forward NTT of 2^k
 };
 extern Opts g_opt;
 extern std::mt19937_64 g_rng;
@@ -27,3 +30,5 @@ double median(std::vector<double> v);
 void run_field_tests();
 void run_ntt_tests();
 void run_msm_tests();
+void profile_msm(int lg);
+void profile_ntt(int k);

@@ -3,27 +3,25 @@
 // reductions on the device. Result: one blst_p1 (Jacobian).
 //
 // Kernels, in launch order (cuda/README.md has the exact host sequence):
-//   pt_msm_digits   scalar (Montgomery) -> canonical, negated when > (r-1)/2 (the point is
-//                   then negated), split into signed digits; per window: key = bucket | sign,
-//                   and a histogram of bucket sizes.
-//   pt_msm_plan     per window: bucket starts (exclusive scan of sizes), and the scan of
-//                   pieces per bucket (ceil(size / split)), which bounds every thread's work
-//                   even when one bucket holds most points (e.g. all scalars equal).
-//   pt_msm_vmap     piece -> bucket map.
-//   pt_msm_scatter  point index | sign -> its bucket's slot (counting sort).
-//   pt_msm_segments one thread per `seg` consecutive pieces of a window: sums each piece
-//                   (mixed adds) and folds the pieces into sum_v weight(v) * S_v with a
-//                   running sum; the weights' common offset is one small scalar multiple.
-//   pt_msm_reduce   sum of XYZZ points per group (one block per group): windows' totals.
+//   pt_msm_digits   scalar (Montgomery) -> canonical, negated when > (r-1)/2 (its point is
+//                   then negated), signed digits; per window: key = bucket | sign << 31.
+//   pt_msm_hist     bucket sizes, one window after another (counters stay in L2).
+//   pt_msm_plan     per window: bucket starts (exclusive scan of the sizes).
+//   pt_msm_scatter  point index | sign -> its bucket's slot (counting sort); afterwards
+//                   cursor[b] is the end of bucket b.
+//   pt_msm_chunks   one thread per `chunk` consecutive sorted entries of a window, so every
+//                   thread of a warp runs the same number of mixed additions whatever the
+//                   bucket sizes; buckets wholly inside a chunk go straight to bsum, a
+//                   bucket cut by a chunk edge leaves partial sums in head/tail.
+//   pt_msm_fixup    bsum of every bucket that crosses a chunk edge.
+//   pt_msm_bucket_reduce  per run of bseg buckets: sum_b (b+1) * bsum[b] by running sums.
+//   pt_msm_reduce   sums of XYZZ points by groups (twice: runs -> windows).
 //   pt_msm_final    Horner over windows (c doublings each) -> Jacobian.
 #pragma once
 #include "../ec/g1.cuh"
 #include "config.cuh"
 
 #define PT_MSM_SKIP 0xffffffffu
-#ifndef PT_MSM_SEG_BLOCKS
-#define PT_MSM_SEG_BLOCKS 3
-#endif
 
 // (r - 1) / 2, canonical limbs
 PT_CONST uint32_t PT_FR_HALF[8] = {0x80000000, 0x7fffffff, 0x7fff2dff, 0xa9ded201,
@@ -37,10 +35,9 @@ PT_FI bool pt_fr_gt_half(const fr_t& s) {
     return subc(0, 0) != 0;
 }
 
-// grid = ceil(n / 256), 256 threads. counts (nwin * nb words) must be zero on entry.
+// grid = ceil(n / 256), 256 threads: keys[w * n + i] for every window w.
 extern "C" __global__ void __launch_bounds__(PT_MSM_DIGIT_THREADS)
-pt_msm_digits(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t* keys,
-              uint32_t* counts)
+pt_msm_digits(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32_t* keys)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -58,7 +55,7 @@ pt_msm_digits(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32
     for (uint32_t w = 0; w < nwin; w++) {
         const uint32_t bit = w * c, wi = bit >> 5, sh = bit & 31;
         uint32_t lo = 0, hi = 0;
-        // run-time word index: read through a small unrolled select to stay in registers
+        // run-time word index: a small unrolled select keeps w9 in registers
 #pragma unroll
         for (int j = 0; j < 8; j++) {
             if ((uint32_t)j == wi) { lo = w9[j]; hi = w9[j + 1]; }
@@ -75,59 +72,45 @@ pt_msm_digits(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32
             if (d) key = (d - 1) | (flip << 31);
         }
         keys[(size_t)w * n + i] = key;
-        if (key != PT_MSM_SKIP) atomicAdd(&counts[w * nb + (key & 0x7fffffffu)], 1u);
     }
 }
 
-// grid = nwin blocks of 1024 threads. cursor[w][b] = start of bucket b inside window w's
-// slice of `sorted`; voff[w][b] = first piece of bucket b, voff[w][nb] = pieces in window w.
-extern "C" __global__ void __launch_bounds__(PT_MSM_PLAN_THREADS)
-pt_msm_plan(const uint32_t* counts, uint32_t nb, uint32_t split, uint32_t* cursor, uint32_t* voff)
+// grid = (ceil(n / 256), nwin), 256 threads. counts (nwin * nb words) must be zero on entry.
+extern "C" __global__ void __launch_bounds__(256)
+pt_msm_hist(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* counts)
 {
-    __shared__ uint32_t s_cnt[PT_MSM_PLAN_THREADS], s_pcs[PT_MSM_PLAN_THREADS];
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y;
+    if (i >= n) return;
+    const uint32_t key = keys[(size_t)w * n + i];
+    if (key != PT_MSM_SKIP) atomicAdd(&counts[(size_t)w * nb + (key & 0x7fffffffu)], 1u);
+}
+
+// grid = nwin blocks of 1024 threads: cursor[w][b] = start of bucket b in window w's
+// slice of `sorted` (exclusive scan of counts).
+extern "C" __global__ void __launch_bounds__(PT_MSM_PLAN_THREADS)
+pt_msm_plan(const uint32_t* counts, uint32_t nb, uint32_t* cursor)
+{
+    __shared__ uint32_t s_cnt[PT_MSM_PLAN_THREADS];
     const uint32_t w = blockIdx.x, t = threadIdx.x;
     const uint32_t per = (nb + PT_MSM_PLAN_THREADS - 1) / PT_MSM_PLAN_THREADS;
     const uint32_t b0 = min(nb, t * per), b1 = min(nb, b0 + per);
     const uint32_t* cnt = counts + (size_t)w * nb;
-    uint32_t sc = 0, sp = 0;
-    for (uint32_t b = b0; b < b1; b++) {
-        const uint32_t x = cnt[b];
-        sc += x;
-        sp += (x + split - 1) / split;
-    }
+    uint32_t sc = 0;
+    for (uint32_t b = b0; b < b1; b++) sc += cnt[b];
     s_cnt[t] = sc;
-    s_pcs[t] = sp;
     __syncthreads();
-    // inclusive Hillis-Steele scan over the 1024 thread totals
-    for (uint32_t off = 1; off < PT_MSM_PLAN_THREADS; off <<= 1) {
-        const uint32_t a = t >= off ? s_cnt[t - off] : 0, p = t >= off ? s_pcs[t - off] : 0;
+    for (uint32_t off = 1; off < PT_MSM_PLAN_THREADS; off <<= 1) {  // inclusive scan
+        const uint32_t a = t >= off ? s_cnt[t - off] : 0;
         __syncthreads();
         s_cnt[t] += a;
-        s_pcs[t] += p;
         __syncthreads();
     }
-    uint32_t rc = s_cnt[t] - sc, rp = s_pcs[t] - sp;
+    uint32_t rc = s_cnt[t] - sc;
     uint32_t* cur = cursor + (size_t)w * nb;
-    uint32_t* vo = voff + (size_t)w * (nb + 1);
     for (uint32_t b = b0; b < b1; b++) {
-        const uint32_t x = cnt[b];
         cur[b] = rc;
-        vo[b] = rp;
-        rc += x;
-        rp += (x + split - 1) / split;
+        rc += cnt[b];
     }
-    if (t == PT_MSM_PLAN_THREADS - 1) vo[nb] = s_pcs[t];
-}
-
-// grid = ceil(nwin * nb / 256), 256 threads: vmap[w][piece] = bucket.
-extern "C" __global__ void __launch_bounds__(256)
-pt_msm_vmap(const uint32_t* voff, uint32_t nb, uint32_t nwin, uint32_t vmax, uint32_t* vmap)
-{
-    const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= nwin * nb) return;
-    const uint32_t w = g / nb, b = g % nb;
-    const uint32_t* vo = voff + (size_t)w * (nb + 1);
-    for (uint32_t v = vo[b]; v < vo[b + 1]; v++) vmap[(size_t)w * vmax + v] = b;
 }
 
 // grid = (ceil(n / 256), nwin), 256 threads. Advances cursor[w][b] to the bucket's end.
@@ -142,20 +125,43 @@ pt_msm_scatter(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, 
     sorted[(size_t)w * n + pos] = i | (key & 0x80000000u);
 }
 
-// Sum of one piece: entries [start, start + len) of a window's sorted slice. Not inlined:
-// the caller's running sums then live in local memory across the call instead of
-// crowding the registers of this hot loop.
-__device__ __noinline__ g1_xyzz_t pt_msm_piece(const g1_affine_t* points, const uint32_t* srt, uint32_t start, uint32_t len)
+__device__ __noinline__ void pt_add_ni(g1_xyzz_t& p, const g1_xyzz_t& q) { pt_add(p, q); }
+__device__ __noinline__ g1_xyzz_t pt_mul_small_ni(const g1_xyzz_t& p, uint32_t k) { return pt_mul_small(p, k); }
+
+// grid = ceil(nwin * nchunk / 128), 128 threads. Thread (w, ch) sums sorted entries
+// [ch * chunk, min((ch + 1) * chunk, entries of w)) bucket by bucket. A bucket inside the
+// range goes to bsum[w][b]; the piece of a bucket that starts before the range goes to
+// head[w][ch], the piece of one that ends after it to tail[w][ch].
+extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS, 3)
+pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t* counts,
+              const uint32_t* cursor, uint32_t n, uint32_t nb, uint32_t nwin, uint32_t chunk,
+              uint32_t nchunk, g1_xyzz_t* bsum, g1_xyzz_t* head, g1_xyzz_t* tail)
 {
+    const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= nwin * nchunk) return;
+    const uint32_t w = g / nchunk, ch = g % nchunk;
+    const uint32_t* ends = cursor + (size_t)w * nb;
+    const uint32_t* cnt = counts + (size_t)w * nb;
+    const uint32_t* srt = sorted + (size_t)w * n;
+    const uint32_t total = ends[nb - 1];
+    const uint32_t p0 = ch * chunk;
+    if (p0 >= total) return;
+    const uint32_t p1 = min(p0 + chunk, total);
+    // first bucket whose end is past p0 (ends are non-decreasing)
+    uint32_t lo = 0, hi = nb - 1;
+    while (lo < hi) {
+        const uint32_t mid = (lo + hi) >> 1;
+        if (ends[mid] > p0) hi = mid; else lo = mid + 1;
+    }
+    uint32_t b = lo, bend = ends[b], bstart = bend - cnt[b];
     g1_xyzz_t acc = pt_xyzz_inf();
-    if (len == 0) return acc;
-    uint32_t e = srt[start];
+    uint32_t e = srt[p0];
     g1_affine_t q = pt_load(points + (e & 0x7fffffffu));
-    for (uint32_t j = 0; j < len; j++) {
+    for (uint32_t p = p0; p < p1; p++) {
         const g1_affine_t cur = q;
         const uint32_t ce = e;
-        if (j + 1 < len) {  // prefetch the next point while this one is added
-            e = srt[start + j + 1];
+        if (p + 1 < p1) {  // prefetch the next point while this one is added
+            e = srt[p + 1];
             q = pt_load(points + (e & 0x7fffffffu));
         }
         if (!pt_is_inf(cur)) {
@@ -163,48 +169,61 @@ __device__ __noinline__ g1_xyzz_t pt_msm_piece(const g1_affine_t* points, const 
             if (ce >> 31) a.y = a.y.neg();
             pt_madd(acc, a);
         }
+        if (p + 1 == bend || p + 1 == p1) {
+            g1_xyzz_t* dst = bstart >= p0 && bend <= p1 ? bsum + (size_t)w * nb + b
+                             : bstart < p0                ? head + g
+                                                          : tail + g;
+            pt_store(dst, acc);
+            acc = pt_xyzz_inf();
+            if (p + 1 < p1) {
+                do { b++; } while (ends[b] <= p + 1);
+                bend = ends[b];
+                bstart = bend - cnt[b];
+            }
+        }
     }
-    return acc;
 }
 
-__device__ __noinline__ void pt_add_ni(g1_xyzz_t& p, const g1_xyzz_t& q) { pt_add(p, q); }
-__device__ __noinline__ g1_xyzz_t pt_mul_small_ni(const g1_xyzz_t& p, uint32_t k) { return pt_mul_small(p, k); }
-
-// grid = ceil(nwin * nseg / 128), 128 threads. segs[w * nseg + s] = sum over pieces v of
-// thread s of weight(v) * S_v, weight = bucket index + 1.
-extern "C" __global__ void __launch_bounds__(PT_MSM_SEG_THREADS, PT_MSM_SEG_BLOCKS)
-pt_msm_segments(const g1_affine_t* points, const uint32_t* sorted, const uint32_t* counts,
-                const uint32_t* cursor, const uint32_t* voff, const uint32_t* vmap, uint32_t n,
-                uint32_t nb, uint32_t nwin, uint32_t split, uint32_t vmax, uint32_t seg,
-                uint32_t nseg, g1_xyzz_t* segs)
+// grid = ceil(nwin * nb / 128), 128 threads: bsum[w][b] for buckets that cross a chunk edge
+// = tail of the chunk where they start + heads of the chunks up to where they end.
+extern "C" __global__ void __launch_bounds__(PT_MSM_RED_THREADS)
+pt_msm_fixup(const uint32_t* counts, const uint32_t* cursor, uint32_t nb, uint32_t nwin,
+             uint32_t chunk, uint32_t nchunk, const g1_xyzz_t* head, const g1_xyzz_t* tail,
+             g1_xyzz_t* bsum)
 {
     const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= nwin * nseg) return;
-    const uint32_t w = g / nseg, sidx = g % nseg;
-    const uint32_t* vo = voff + (size_t)w * (nb + 1);
-    const uint32_t* vm = vmap + (size_t)w * vmax;
-    const uint32_t* cnt = counts + (size_t)w * nb;
-    const uint32_t* cur = cursor + (size_t)w * nb;
-    const uint32_t* srt = sorted + (size_t)w * n;
-    const uint32_t vtot = vo[nb];
-    const uint32_t v0 = sidx * seg, v1 = min(vtot, v0 + seg);
+    if (g >= nwin * nb) return;
+    const uint32_t w = g / nb;
+    const uint32_t cnt = counts[g];
+    if (cnt == 0) return;
+    const uint32_t end = cursor[g], start = end - cnt;
+    const uint32_t cs = start / chunk, ce = (end - 1) / chunk;
+    if (cs == ce) return;
+    const size_t base = (size_t)w * nchunk;
+    g1_xyzz_t acc = pt_load(tail + base + cs);
+    for (uint32_t c = cs + 1; c <= ce; c++) pt_add_ni(acc, pt_load(head + base + c));
+    pt_store(bsum + g, acc);
+}
+
+// grid = ceil(nwin * nbseg / 128), 128 threads: segs[w][s] = sum over buckets b in
+// [s * bseg, (s + 1) * bseg) of (b + 1) * bsum[w][b] (empty buckets count as zero).
+extern "C" __global__ void __launch_bounds__(PT_MSM_RED_THREADS)
+pt_msm_bucket_reduce(const g1_xyzz_t* bsum, const uint32_t* counts, uint32_t nb, uint32_t nwin,
+                     uint32_t bseg, g1_xyzz_t* segs)
+{
+    const uint32_t nbseg = nb / bseg;
+    const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= nwin * nbseg) return;
+    const uint32_t w = g / nbseg, s = g % nbseg;
+    const size_t base = (size_t)w * nb;
+    const uint32_t b0 = s * bseg;
     g1_xyzz_t running = pt_xyzz_inf(), total = pt_xyzz_inf();
-    if (v0 < v1) {
-        const uint32_t lo = vm[v0] + 1;
-        for (uint32_t v = v1; v-- > v0;) {
-            const uint32_t b = vm[v];
-            const uint32_t j = v - vo[b];
-            const uint32_t size = cnt[b], start = cur[b] - size + j * split;
-            const uint32_t len = min(split, size - j * split);
-            const g1_xyzz_t sv = pt_msm_piece(points, srt, start, len);
-            pt_add_ni(running, sv);
-            const uint32_t wv = b + 1, wn = v > v0 ? vm[v - 1] + 1 : lo - 1;
-            const uint32_t gap = wv - wn;
-            if (gap == 1) pt_add_ni(total, running);
-            else if (gap > 1) pt_add_ni(total, pt_mul_small_ni(running, gap));
-        }
-        if (lo > 1) pt_add_ni(total, pt_mul_small_ni(running, lo - 1));
+    for (uint32_t b = b0 + bseg; b-- > b0;) {
+        if (counts[base + b]) pt_add_ni(running, pt_load(bsum + base + b));
+        pt_add_ni(total, running);
     }
+    // weights b + 1 = (b - b0 + 1) + b0
+    if (b0) pt_add_ni(total, pt_mul_small_ni(running, b0));
     pt_store(segs + g, total);
 }
 
@@ -246,7 +265,7 @@ extern "C" __global__ void pt_msm_final(const g1_xyzz_t* wins, uint32_t nwin, ui
 // 128 threads; part p sums points[idx[j]] (or points[j] when idx is null) for
 // j in [p * chunk, min(count, (p + 1) * chunk)). Then pt_msm_reduce(parts, nparts, tmp) and
 // pt_msm_final(tmp, 1, 0, result).
-extern "C" __global__ void __launch_bounds__(PT_MSM_SEG_THREADS)
+extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS)
 pt_g1_sum_parts(const g1_affine_t* points, const uint32_t* idx, uint32_t count, uint32_t chunk,
                 uint32_t nparts, g1_xyzz_t* parts)
 {

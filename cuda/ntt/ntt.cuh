@@ -98,17 +98,19 @@ pt_ntt_pass(const fr_t* in, fr_t* out, const fr_t* omegas, const fr_t* pre, cons
     __syncthreads();
 
     for (int lh = (int)b - 1; lh >= 0; lh--) {
-        const uint32_t h = 1u << lh;
+        // butterfly q = (o, g, t), t fastest: all butterflies of one twiddle w^o are
+        // consecutive, so the o = 0 ones (w = 1) skip the multiply in whole warps
+        const uint32_t h = 1u << lh, log_g = b - 1 - lh;
         for (uint32_t q = tid; q < E / 2; q += PT_NTT_THREADS) {
-            const uint32_t t = q & (T - 1), j = q >> log_T;
-            const uint32_t o = j & (h - 1);
-            const uint32_t i0 = ((j >> lh) << (lh + 1)) + o;
+            const uint32_t t = q & (T - 1), r = q >> log_T;
+            const uint32_t gi = r & ((1u << log_g) - 1), o = r >> log_g;
+            const uint32_t i0 = (gi << (lh + 1)) + o;
             const uint32_t e0 = (i0 << log_T) + t, e1 = e0 + (h << log_T);
             const fr_t u = pt_sm_get(sm, E, e0), v = pt_sm_get(sm, E, e1);
             pt_sm_put(sm, E, e0, u + v);
             fr_t w = u - v;
-            if (lh > 0) {
-                const uint32_t ti = o << (b - 1 - lh);
+            if (o != 0) {
+                const uint32_t ti = o << log_g;
                 fr_t tww;
                 ((uint4*)&tww)[0] = tw[ti];
                 ((uint4*)&tww)[1] = tw[256 + ti];
