@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env-nvcc.sh
-cargo build --release --locked --quiet
+cargo build --release --quiet
 exec ./target/release/provetop "$@"

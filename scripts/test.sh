@@ -8,6 +8,6 @@ source scripts/env-nvcc.sh
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy --all-targets -- -D warnings"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
-cargo test --workspace --locked
+cargo test --workspace
