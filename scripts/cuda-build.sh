@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-nvcc}
 ARCH=${CUDA_ARCH:-90}
-SEG_BLOCKS=${PT_MSM_SEG_BLOCKS:-3}
+EXTRA=${EXTRA_NVCC_FLAGS:-}  # e.g. -DPT_MSM_ACC_BLOCKS=3 for a tuning variant
 TUS="h_main h_field h_ntt h_msm"
 
 source_hash() {
@@ -39,13 +39,13 @@ fi
 
 DIR=${1:?output dir}
 mkdir -p "$DIR"
-FLAGS="-O3 -std=c++17 -gencode arch=compute_$ARCH,code=sm_$ARCH -DPT_MSM_SEG_BLOCKS=$SEG_BLOCKS"
+FLAGS="-O3 -std=c++17 -gencode arch=compute_$ARCH,code=sm_$ARCH $EXTRA"
 pids=()
 for f in $TUS; do
     "$NVCC" $FLAGS -Xptxas -v -c cuda/harness/$f.cu -o "$DIR/$f.o" >"$DIR/$f.ptxas.log" 2>&1 &
     pids+=($!)
 done
-"$NVCC" -O3 --fatbin -gencode arch=compute_$ARCH,code=sm_$ARCH -DPT_MSM_SEG_BLOCKS=$SEG_BLOCKS \
+"$NVCC" -O3 --fatbin -gencode arch=compute_$ARCH,code=sm_$ARCH $EXTRA \
     -Xptxas -v cuda/provetop.cu -o "$DIR/provetop.fatbin" >"$DIR/provetop.ptxas.log" 2>&1 &
 pids+=($!)
 fail=0

@@ -23,7 +23,10 @@ PT_CONST uint32_t PT_FP_ONE[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000
 
 struct pt_fr_params {
     static constexpr int N = 8;
-    static constexpr bool AB_WIDE = true, WIDE_REDC = true, FR_TRICK = true;
+    // madc chains measured fastest on the H200 (5.24e10 Fr mul/s against 4.0-4.5e10 for the
+    // wide-product variants, see docs/cuda-notes.md)
+    static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = false;
+    static constexpr bool CALL = false;  // inline everywhere (NTT kernels are small)
     PT_FI static uint32_t mod(int i) { return PT_FR_MOD[i]; }
     PT_FI static uint32_t rr(int i) { return PT_FR_RR[i]; }
     PT_FI static uint32_t one(int i) { return PT_FR_ONE[i]; }
@@ -31,7 +34,13 @@ struct pt_fr_params {
 };
 struct pt_fp_params {
     static constexpr int N = 12;
-    static constexpr bool AB_WIDE = true, WIDE_REDC = false, FR_TRICK = false;
+    static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = false;
+#ifndef PT_FP_CALL
+#define PT_FP_CALL 1
+#endif
+    // one out-of-line multiplier: fully inlined curve formulas overflow the instruction
+    // cache (ncu: 40% of stalls were instruction fetch in the bucket kernel)
+    static constexpr bool CALL = PT_FP_CALL;
     PT_FI static uint32_t mod(int i) { return PT_FP_MOD[i]; }
     PT_FI static uint32_t rr(int i) { return PT_FP_RR[i]; }
     PT_FI static uint32_t one(int i) { return PT_FP_ONE[i]; }

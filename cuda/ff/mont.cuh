@@ -71,7 +71,14 @@ struct mont_t {
     PT_FI mont_t neg() const { return zero() - *this; }
     PT_FI mont_t dbl() const { return *this + *this; }
 
-    PT_FI friend mont_t operator*(const mont_t& a, const mont_t& b) { return mul(a, b); }
+    PT_FI friend mont_t operator*(const mont_t& a, const mont_t& b) {
+        return P::CALL ? mul_call(a, b) : mul(a, b);
+    }
+#ifndef PT_EMU
+    __device__ __noinline__ static mont_t mul_call(const mont_t& a, const mont_t& b) { return mul(a, b); }
+#else
+    static mont_t mul_call(const mont_t& a, const mont_t& b) { return mul(a, b); }
+#endif
 
     PT_FI static mont_t mul(const mont_t& a, const mont_t& b) {
         uint32_t e[N + 1], o[N], f = 0;
@@ -168,7 +175,7 @@ struct mont_t {
         return r;
     }
 
-    PT_FI mont_t sqr() const { return mul(*this, *this); }
+    PT_FI mont_t sqr() const { return *this * *this; }
 
     // canonical integer -> Montgomery form (input must be < p)
     PT_FI static mont_t to_mont(const mont_t& a) {

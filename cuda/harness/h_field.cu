@@ -120,11 +120,10 @@ static void field_suite(const char* name, const HostField<NL>& R, const char* ve
 }
 
 // Multiplier variants (instruction selection experiments), checked and timed side by side.
-struct fr_v0 : pt_fr_params { static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = false; };
 struct fr_v1 : pt_fr_params { static constexpr bool AB_WIDE = true, WIDE_REDC = false, FR_TRICK = false; };
-struct fr_v2 : pt_fr_params { static constexpr bool AB_WIDE = true, WIDE_REDC = true, FR_TRICK = false; };
-struct fp_v0 : pt_fp_params { static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = false; };
-struct fp_v2 : pt_fp_params { static constexpr bool AB_WIDE = true, WIDE_REDC = true, FR_TRICK = false; };
+struct fr_v3 : pt_fr_params { static constexpr bool AB_WIDE = true, WIDE_REDC = true, FR_TRICK = true; };
+struct fp_v1 : pt_fp_params { static constexpr bool AB_WIDE = true, WIDE_REDC = false, FR_TRICK = false, CALL = false; };
+struct fp_v0 : pt_fp_params { static constexpr bool CALL = false; };
 
 template <class F, int NL>
 static void variant(const char* name, const HostField<NL>& R) {
@@ -169,9 +168,8 @@ static void variant(const char* name, const HostField<NL>& R) {
 void run_field_tests() {
     field_suite<fr_t, 4>("Fr", H.fr, "fr_ops.bin");
     field_suite<fp_t, 6>("Fp", H.fp, "fp_ops.bin");
-    variant<mont_t<fr_v0>, 4>("Fr madc chains", H.fr);
     variant<mont_t<fr_v1>, 4>("Fr wide a*b", H.fr);
-    variant<mont_t<fr_v2>, 4>("Fr wide a*b + wide m*p", H.fr);
-    variant<mont_t<fp_v0>, 6>("Fp madc chains", H.fp);
-    variant<mont_t<fp_v2>, 6>("Fp wide a*b + wide m*p", H.fp);
+    variant<mont_t<fr_v3>, 4>("Fr wide a*b, special-limb reduction", H.fr);
+    variant<mont_t<fp_v1>, 6>("Fp wide a*b (inline)", H.fp);
+    variant<mont_t<fp_v0>, 6>("Fp madc chains (inline)", H.fp);
 }

@@ -32,8 +32,8 @@ PT_HD pt_msm_config pt_msm_make_config(uint32_t n, uint32_t c, uint32_t chunk) {
     if (n < 1) n = 1;
     if (c == 0) {
         const int lg = (int)pt_log2_ceil(n < 2 ? 2 : n);
-        const int cc = lg - 5;
-        c = (uint32_t)(cc < 5 ? 5 : cc > 21 ? 21 : cc);
+        const int cc = lg - 4;
+        c = (uint32_t)(cc < 5 ? 5 : cc > 22 ? 22 : cc);
     }
     k.c = c;
     k.nwin = (255 + c - 1) / c;

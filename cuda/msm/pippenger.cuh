@@ -22,6 +22,9 @@
 #include "config.cuh"
 
 #define PT_MSM_SKIP 0xffffffffu
+#ifndef PT_MSM_ACC_BLOCKS
+#define PT_MSM_ACC_BLOCKS 4  // blocks per SM the bucket kernel is register-capped for
+#endif
 
 // (r - 1) / 2, canonical limbs
 PT_CONST uint32_t PT_FR_HALF[8] = {0x80000000, 0x7fffffff, 0x7fff2dff, 0xa9ded201,
@@ -132,7 +135,7 @@ __device__ __noinline__ g1_xyzz_t pt_mul_small_ni(const g1_xyzz_t& p, uint32_t k
 // [ch * chunk, min((ch + 1) * chunk, entries of w)) bucket by bucket. A bucket inside the
 // range goes to bsum[w][b]; the piece of a bucket that starts before the range goes to
 // head[w][ch], the piece of one that ends after it to tail[w][ch].
-extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS, 3)
+extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS, PT_MSM_ACC_BLOCKS)
 pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t* counts,
               const uint32_t* cursor, uint32_t n, uint32_t nb, uint32_t nwin, uint32_t chunk,
               uint32_t nchunk, g1_xyzz_t* bsum, g1_xyzz_t* head, g1_xyzz_t* tail)
@@ -184,25 +187,57 @@ pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t*
     }
 }
 
-// grid = ceil(nwin * nb / 128), 128 threads: bsum[w][b] for buckets that cross a chunk edge
-// = tail of the chunk where they start + heads of the chunks up to where they end.
+// grid = ceil(nwin * nchunk / 4) blocks of 128 threads. Each warp-sized group takes one
+// chunk edge (w, c), c >= 1: when the bucket holding entry c * chunk started in chunk c - 1
+// (so this is the first edge it crosses), the group sums its partials: the tail of chunk
+// c - 1 and the heads of chunks c .. (end - 1) / chunk, 32 lanes then a tree. A bucket cut
+// into thousands of chunks (e.g. the top window, or many equal scalars) stays parallel.
 extern "C" __global__ void __launch_bounds__(PT_MSM_RED_THREADS)
 pt_msm_fixup(const uint32_t* counts, const uint32_t* cursor, uint32_t nb, uint32_t nwin,
              uint32_t chunk, uint32_t nchunk, const g1_xyzz_t* head, const g1_xyzz_t* tail,
              g1_xyzz_t* bsum)
 {
-    const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= nwin * nb) return;
-    const uint32_t w = g / nb;
-    const uint32_t cnt = counts[g];
-    if (cnt == 0) return;
-    const uint32_t end = cursor[g], start = end - cnt;
-    const uint32_t cs = start / chunk, ce = (end - 1) / chunk;
-    if (cs == ce) return;
-    const size_t base = (size_t)w * nchunk;
-    g1_xyzz_t acc = pt_load(tail + base + cs);
-    for (uint32_t c = cs + 1; c <= ce; c++) pt_add_ni(acc, pt_load(head + base + c));
-    pt_store(bsum + g, acc);
+    __shared__ g1_xyzz_t s[PT_MSM_RED_THREADS];
+    const uint32_t t = threadIdx.x, lane = t & 31;
+    const uint32_t g = blockIdx.x * (PT_MSM_RED_THREADS / 32) + (t >> 5);
+    bool active = false;
+    uint32_t w = 0, b = 0, cs = 0, ce = 0;
+    if (g < nwin * nchunk) {
+        w = g / nchunk;
+        const uint32_t c = g % nchunk, p = c * chunk;
+        const uint32_t* ends = cursor + (size_t)w * nb;
+        if (c >= 1 && p < ends[nb - 1]) {
+            uint32_t lo = 0, hi = nb - 1;
+            while (lo < hi) {
+                const uint32_t mid = (lo + hi) >> 1;
+                if (ends[mid] > p) hi = mid; else lo = mid + 1;
+            }
+            b = lo;
+            const uint32_t start = ends[b] - counts[(size_t)w * nb + b];
+            if (start < p && start + chunk >= p) {
+                active = true;
+                cs = c - 1;
+                ce = (ends[b] - 1) / chunk;
+            }
+        }
+    }
+    g1_xyzz_t acc = pt_xyzz_inf();
+    if (active) {
+        const size_t base = (size_t)w * nchunk;
+        if (lane == 0) acc = pt_load(tail + base + cs);
+        for (uint32_t c = cs + 1 + lane; c <= ce; c += 32) pt_add_ni(acc, pt_load(head + base + c));
+    }
+    s[t] = acc;
+    __syncthreads();
+    for (uint32_t h = 16; h > 0; h >>= 1) {
+        if (active && lane < h) {
+            g1_xyzz_t x = s[t];
+            pt_add_ni(x, s[t + h]);
+            s[t] = x;
+        }
+        __syncthreads();
+    }
+    if (active && lane == 0) pt_store(bsum + (size_t)w * nb + b, s[t]);
 }
 
 // grid = ceil(nwin * nbseg / 128), 128 threads: segs[w][s] = sum over buckets b in
