@@ -47,12 +47,7 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
 fn report_json(session: &Session, loaded: &Loaded, out: &RunOutput) -> serde_json::Value {
     let plan = &session.plan;
     let shape = &loaded.shape;
-    let devices = if session.engine.bus().is_enabled() {
-        out.report.devices(out.start, out.end)
-    } else {
-        vec![]
-    };
-    json!({
+    let mut report = json!({
         "version": 1,
         "config": session.cfg,
         "machine": provetop_engine::telemetry::MachineInfo::detect(),
@@ -72,9 +67,13 @@ fn report_json(session: &Session, loaded: &Loaded, out: &RunOutput) -> serde_jso
         },
         "proofs": out.report.rows(),
         "summary": out.report.summary(out.wall_seconds()),
-        "devices": devices,
         "config_events": out.report.config_events(),
-    })
+    });
+    // Devices (busy time, gaps by cause) come from telemetry: absent with `--telemetry off`.
+    if session.engine.bus().is_enabled() {
+        report["devices"] = json!(out.report.devices(out.start, out.end));
+    }
+    report
 }
 
 fn write_table(w: &mut impl Write, session: &Session, out: &RunOutput) -> Result<()> {
@@ -120,6 +119,7 @@ fn write_table(w: &mut impl Write, session: &Session, out: &RunOutput) -> Result
                 d.busy_ratio * 100.0,
                 d.partitions
             )?;
+            writeln!(w, "{}", gap_line(&d))?;
         }
     }
     for c in out.report.config_events() {
@@ -135,6 +135,23 @@ fn write_table(w: &mut impl Write, session: &Session, out: &RunOutput) -> Result
         )?;
     }
     Ok(())
+}
+
+/// `gaps cpu0: idle 0.52 s · waiting_synthesis 0.41 s · no_work 0.11 s` (causes with time,
+/// largest first).
+fn gap_line(d: &provetop_engine::report::DeviceReport) -> String {
+    let mut causes: Vec<(&str, f64)> = d
+        .gaps
+        .iter()
+        .filter(|(_, s)| **s >= 0.0005)
+        .map(|(k, s)| (*k, *s))
+        .collect();
+    causes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut line = format!("gaps {}: idle {:.2} s", d.id, d.idle_seconds);
+    for (k, s) in causes {
+        line.push_str(&format!(" · {k} {s:.2} s"));
+    }
+    line
 }
 
 /// vk.bin, params.bin and proof-<i>.bin / inputs-<i>.bin, i = job × P + partition.

@@ -9,7 +9,8 @@ use provetop_engine::config::EngineConfig;
 use provetop_engine::params::store::{Loaded, ParamsStore};
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome, PartitionResult, Scheduled};
 use provetop_engine::report::ReportBuilder;
-use provetop_engine::telemetry::{Bus, Clock, Nanos};
+use provetop_engine::telemetry::prometheus::{self, Exporter};
+use provetop_engine::telemetry::{Bus, Clock, Event, Nanos};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -49,6 +50,8 @@ pub struct Session {
     pub plan: Plan,
     /// Parameters come from `--params FILE`.
     pub params_file: bool,
+    /// The Prometheus endpoint of `--metrics-addr`, serving while the session lives.
+    pub _metrics: Option<Exporter>,
 }
 
 /// Default synthetic size: proves in about a second on the CPU, fills a GPU.
@@ -100,20 +103,45 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
             );
         }
     }
+    let metrics_addr = match &args.metrics_addr {
+        None => None,
+        Some(_) if args.telemetry == OnOff::Off => {
+            return Err(UsageError(anyhow::anyhow!(
+                "--metrics-addr needs telemetry: drop --telemetry off"
+            ))
+            .into())
+        }
+        Some(a) => Some(usage(
+            prometheus::parse_addr(a).map_err(|e| anyhow::anyhow!("--metrics-addr {e}")),
+        )?),
+    };
     let bus = match args.telemetry {
         OnOff::On => Bus::new(),
         OnOff::Off => Bus::disabled(),
+    };
+    let clock = Clock::start();
+    // Subscribed before the engine starts, so the endpoint sees every event.
+    let metrics = match metrics_addr {
+        None => None,
+        Some(addr) => {
+            let exporter = Exporter::start(addr, &bus, clock, &cfg).map_err(|e| {
+                UsageError(anyhow::anyhow!("--metrics-addr {addr}: cannot listen: {e}"))
+            })?;
+            eprintln!("metrics: serving http://{}/metrics", exporter.local_addr());
+            Some(exporter)
+        }
     };
     let store = Arc::new(ParamsStore::new(
         args.params_cache.clone(),
         args.params.clone(),
     ));
-    let engine = EngineHandle::start(cfg.clone(), store, bus, Clock::start())?;
+    let engine = EngineHandle::start(cfg.clone(), store, bus, clock)?;
     Ok(Session {
         engine,
         cfg,
         plan,
         params_file: args.params.is_some(),
+        _metrics: metrics,
     })
 }
 
@@ -220,10 +248,12 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
     })
 }
 
-/// Spans from the bus; proofs and config changes come from the engine directly, so they are
-/// reported with telemetry off too.
-fn observe(report: &mut ReportBuilder, e: &provetop_engine::telemetry::Event) {
-    if let provetop_engine::telemetry::Event::Span(s) = e {
-        report.add_span(s);
+/// Spans and job events from the bus (busy time and gap causes); proofs and config changes
+/// come from the engine directly, so they are reported with telemetry off too.
+fn observe(report: &mut ReportBuilder, e: &Event) {
+    match e {
+        Event::Span(s) => report.add_span(s),
+        Event::Job(_) => report.add_job_event(e),
+        _ => {}
     }
 }

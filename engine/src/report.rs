@@ -4,7 +4,8 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-use crate::telemetry::{ConfigChange, Event, Lane, Nanos, ProofRecord, Span};
+use crate::telemetry::gaps::{DeviceGaps, GapAnalyzer};
+use crate::telemetry::{ConfigChange, Event, Nanos, ProofRecord, Span};
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Stat {
@@ -60,7 +61,11 @@ pub struct DeviceReport {
     /// Merged compute spans over the wall time of the run.
     pub busy_ratio: f64,
     pub busy_seconds: f64,
+    /// The rest of the wall time: the sum of the gaps.
+    pub idle_seconds: f64,
     pub partitions: usize,
+    /// Idle seconds per cause (every key of `GapCause::KEYS`), see `telemetry::gaps`.
+    pub gaps: BTreeMap<&'static str, f64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -79,7 +84,7 @@ pub struct ConfigEventRow {
 #[derive(Default)]
 pub struct ReportBuilder {
     proofs: Vec<ProofRecord>,
-    compute: BTreeMap<String, Vec<(Nanos, Nanos)>>,
+    gaps: GapAnalyzer,
     config: Vec<ConfigChange>,
 }
 
@@ -87,20 +92,22 @@ impl ReportBuilder {
     pub fn observe(&mut self, ev: &Event) {
         match ev {
             Event::Span(s) => self.add_span(s),
+            Event::Job(_) => self.gaps.observe(ev),
             Event::Proof(p) => self.add_proof(p.clone()),
             Event::Config(c) => self.add_config(c.clone()),
             _ => {}
         }
     }
 
+    /// A span: compute spans make devices busy; the others explain their gaps.
     pub fn add_span(&mut self, s: &Span) {
-        if let Lane::Compute { device } = &s.lane {
-            if s.stage.is_compute() {
-                self.compute
-                    .entry(device.clone())
-                    .or_default()
-                    .push((s.start, s.end));
-            }
+        self.gaps.add_span(s);
+    }
+
+    /// A job lifecycle event (queueing tells "waiting for synthesis" from "no work").
+    pub fn add_job_event(&mut self, ev: &Event) {
+        if let Event::Job(_) = ev {
+            self.gaps.observe(ev);
         }
     }
 
@@ -158,21 +165,26 @@ impl ReportBuilder {
         }
     }
 
-    /// Busy fraction per device over the window [from, to].
+    /// Busy fraction and idle time per cause, per device, over the window [from, to].
     pub fn devices(&self, from: Nanos, to: Nanos) -> Vec<DeviceReport> {
         let wall = to.saturating_sub(from).max(1) as f64;
-        self.compute
-            .iter()
-            .map(|(id, spans)| {
-                let busy = merged_length(spans, from, to) as f64;
-                DeviceReport {
-                    id: id.clone(),
-                    busy_ratio: busy / wall,
-                    busy_seconds: busy / 1e9,
-                    partitions: self.proofs.iter().filter(|p| &p.device == id).count(),
-                }
+        self.gap_details(from, to)
+            .into_iter()
+            .map(|g| DeviceReport {
+                busy_ratio: g.busy as f64 / wall,
+                busy_seconds: g.busy as f64 / 1e9,
+                idle_seconds: g.idle as f64 / 1e9,
+                partitions: self.proofs.iter().filter(|p| p.device == g.device).count(),
+                gaps: g.seconds_by_cause(),
+                id: g.device,
             })
             .collect()
+    }
+
+    /// Every gap of every device over [from, to], with its causes: what the dashboard shows
+    /// for a selected gap.
+    pub fn gap_details(&self, from: Nanos, to: Nanos) -> Vec<DeviceGaps> {
+        self.gaps.attribute(from, to)
     }
 
     pub fn config_events(&self) -> Vec<ConfigEventRow> {

@@ -91,6 +91,8 @@ pub(crate) struct Shared {
 pub struct EngineHandle {
     shared: Arc<Shared>,
     outcomes: Receiver<Outcome>,
+    /// Telemetry samplers (none when the bus is disabled); stopped at shutdown.
+    samplers: Arc<crate::telemetry::samplers::Samplers>,
 }
 
 impl EngineHandle {
@@ -106,6 +108,7 @@ impl EngineHandle {
             BackendKind::Cuda => bail!("the cuda backend is not available in this build"),
         };
         let (tx, rx) = unbounded();
+        let config_devices = config.devices.clone();
         let state = State::new(config)?;
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -118,9 +121,17 @@ impl EngineHandle {
         });
         reconfigure::sync_devices(&shared);
         synthesis::spawn_dispatcher(shared.clone());
+        let samplers = Arc::new(crate::telemetry::samplers::Samplers::for_engine(
+            &shared.bus,
+            clock,
+            &config_devices,
+            Arc::downgrade(&shared),
+            |s: &Shared| s.state.lock().status(),
+        ));
         Ok(EngineHandle {
             shared,
             outcomes: rx,
+            samplers,
         })
     }
 
@@ -209,5 +220,6 @@ impl EngineHandle {
     /// Stops accepting work, lets running partitions finish, and joins the workers.
     pub fn shutdown(&self) {
         state::shutdown(&self.shared);
+        self.samplers.stop();
     }
 }

@@ -43,3 +43,33 @@ pub const PIPELINE_PENDING: &str = "pipeline.pending";
 pub const PIPELINE_SYNTHESIZING: &str = "pipeline.synthesizing";
 pub const PIPELINE_QUEUED: &str = "pipeline.queued";
 pub const PIPELINE_PROVING: &str = "pipeline.proving";
+
+/// Cumulative PCIe bytes from the engine's copy accounting, per device (bytes).
+pub const PCIE_H2D_TOTAL: &str = "pcie.h2d.total";
+pub const PCIE_D2H_TOTAL: &str = "pcie.d2h.total";
+/// The link in use: PCIe generation and lane count.
+pub const PCIE_LINK_GEN: &str = "pcie.link.gen";
+pub const PCIE_LINK_WIDTH: &str = "pcie.link.width";
+/// Hopper GPM PCIe rates (bytes per second): finer than `nvml.pcie.*`, where the driver allows.
+pub const NVML_GPM_PCIE_TX: &str = "nvml.gpm.pcie.tx";
+pub const NVML_GPM_PCIE_RX: &str = "nvml.gpm.pcie.rx";
+/// NVML memory-controller utilisation (0..1): time device memory was read or written.
+pub const GPU_MEM_UTIL: &str = "gpu.mem_util";
+/// Hopper GPM: SM utilisation and occupancy (0..1).
+pub const GPU_SM_UTIL: &str = "gpu.sm_util";
+pub const GPU_SM_OCCUPANCY: &str = "gpu.sm_occupancy";
+/// Where `host.ddr` comes from: one of `host.ddr.source.probe`, `host.ddr.source.intel_imc`,
+/// `host.ddr.source.amd_umc`, `host.ddr.source.resctrl_mbm`, with the value 1.
+pub const HOST_DDR_SOURCE_PREFIX: &str = "host.ddr.source.";
+/// The software probe's idle calibration: the bandwidth one thread streams with nothing else
+/// running (bytes per second).
+pub const HOST_DDR_IDLE: &str = "host.ddr.idle";
+/// The probe's own cost: the fraction of one core it uses (0..1) and the bytes per second it
+/// reads, averaged over its period.
+pub const HOST_DDR_PROBE_DUTY: &str = "host.ddr.probe.duty";
+pub const HOST_DDR_PROBE_BYTES: &str = "host.ddr.probe.bytes";
+/// Cumulative host memory traffic the engine accounts for (bytes).
+pub const HOST_ENGINE_BYTES_TOTAL: &str = "host.engine_bytes.total";
+/// The bandwidth the probe's last burst achieved (bytes per second); `host.ddr` is the same
+/// value when no counters exist.
+pub const HOST_DDR_PROBE_ACHIEVED: &str = "host.ddr.probe.achieved";

@@ -1,9 +1,13 @@
 //! Telemetry: the events every stage emits, one clock, and the bus that fans them out to the
 //! dashboard, the recorder and the exporters.
 
+pub mod accounting;
 mod bus;
 mod event;
+pub mod gaps;
 pub mod metrics;
+pub mod prometheus;
+pub mod samplers;
 mod session;
 
 pub use bus::{Bus, Subscription};
