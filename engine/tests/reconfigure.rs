@@ -250,18 +250,13 @@ fn a_host_budget_smaller_than_a_partition_still_proves_one_at_a_time() {
         })
         .unwrap();
     let mut verified = 0;
-    loop {
-        match engine
-            .outcomes()
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap()
-        {
-            Outcome::Partition(p) => {
-                assert!(p.record.verified);
-                verified += 1;
-            }
-            Outcome::JobDone { .. } => break,
-        }
+    while let Outcome::Partition(p) = engine
+        .outcomes()
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap()
+    {
+        assert!(p.record.verified);
+        verified += 1;
     }
     assert_eq!(verified, 3);
     assert!(engine.status().host_bytes_in_use == 0);
