@@ -12,7 +12,7 @@ hash=$(find cuda -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.h' \) -not
     sha256sum | cut -c1-16)
 {
     date -u +"date: %Y-%m-%dT%H:%M:%SZ"
-    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) sources $hash"
+    echo "commit: ${PT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} sources $hash"
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
     nvcc --version | tail -2
 } 2>&1 | tee "$OUT/env.txt"

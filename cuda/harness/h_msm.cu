@@ -103,10 +103,13 @@ struct Msm {
         PT_LAUNCH(pt_msm_fixup, dim3((k.nwin * k.nchunk + 3) / 4),
                   dim3(PT_MSM_RED_THREADS), 0, (const uint32_t*)counts, (const uint32_t*)cursor, k.nb, k.nwin, k.chunk,
                   k.nchunk, (const g1_xyzz_t*)head, (const g1_xyzz_t*)tail, bsum);
+        mark(false);
         PT_LAUNCH(pt_msm_bucket_reduce, dim3((k.nwin * k.nbseg + PT_MSM_RED_THREADS - 1) / PT_MSM_RED_THREADS),
                   dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)bsum, (const uint32_t*)counts, k.nb, k.nwin, k.bseg, segs);
+        mark(false);
         PT_LAUNCH(pt_msm_reduce, dim3(k.nwin * k.nred), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)segs, k.rgrp, red);
         PT_LAUNCH(pt_msm_reduce, dim3(k.nwin), dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)red, k.nred, wins);
+        mark(false);
         PT_LAUNCH(pt_msm_final, dim3(1), dim3(1), 0, (const g1_xyzz_t*)wins, k.nwin, k.c, result);
         mark(false);
     }
@@ -334,8 +337,10 @@ static void large(uint32_t lg, bool time_it, const char* target) {
         std::vector<double> parts;
         m.run(b.d, ds, &parts);
         char buf[256];
-        snprintf(buf, sizeof buf, "c=%u chunk=%u; digits+hist %.2f, scan+scatter %.2f, buckets %.2f, reduce %.2f ms",
-                 m.k.c, m.k.chunk, parts[0], parts[1], parts[2], parts[3]);
+        snprintf(buf, sizeof buf,
+                 "c=%u chunk=%u; digits+hist %.2f, scan+scatter %.2f, buckets %.2f, fixup %.2f, bucket sums %.2f, "
+                 "window sums %.2f, final %.2f ms",
+                 m.k.c, m.k.chunk, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6]);
         timing("MSM 2^" + std::to_string(lg), median(t), target, buf);
     }
     m.release();

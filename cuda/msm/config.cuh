@@ -14,7 +14,7 @@ struct pt_msm_config {
     uint32_t nb;     // buckets per window = 2^(c-1) (digit magnitudes 1..2^(c-1))
     uint32_t chunk;  // sorted entries per accumulation thread (a power of two)
     uint32_t nchunk; // accumulation threads per window = ceil(N / chunk)
-    uint32_t bseg;   // buckets per bucket-reduction thread = min(32, nb)
+    uint32_t bseg;   // buckets per bucket-reduction thread (4..64, about 2^16 threads in all)
     uint32_t nbseg;  // bucket-reduction threads per window = nb / bseg
     uint32_t rgrp;   // first-stage reduction group = min(256, nbseg)
     uint32_t nred;   // first-stage groups per window = nbseg / rgrp
@@ -46,7 +46,9 @@ PT_HD pt_msm_config pt_msm_make_config(uint32_t n, uint32_t c, uint32_t chunk) {
     }
     k.chunk = chunk;
     k.nchunk = (n + chunk - 1) / chunk;
-    k.bseg = k.nb < 32 ? k.nb : 32;
+    k.bseg = 4;
+    while (k.bseg < 64 && (uint64_t)k.nwin * k.nb / (k.bseg * 2) >= 65536) k.bseg *= 2;
+    if (k.bseg > k.nb) k.bseg = k.nb;
     k.nbseg = k.nb / k.bseg;
     k.rgrp = k.nbseg < 256 ? k.nbseg : 256;
     k.nred = k.nbseg / k.rgrp;
