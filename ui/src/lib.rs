@@ -1,1 +1,19 @@
-//! The dashboard: arrives with the dashboard issue.
+//! provetop's dashboard. It knows the telemetry and control types only: `state` folds one
+//! stream of `Event`s (from a live engine or, later, a replay file) into what the views read,
+//! `view` draws that state as a pure function of (state, theme, UI state), and `app` turns
+//! keys and mouse into UI changes and `Control`s for whoever drives the engine.
+
+pub mod app;
+pub mod fixture;
+pub mod keys;
+pub mod settings;
+pub mod state;
+pub mod terminal;
+pub mod theme;
+pub mod view;
+
+pub use app::{App, AppOptions};
+pub use ratatui;
+pub use settings::UiSettings;
+pub use state::State;
+pub use theme::Theme;

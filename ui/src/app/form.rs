@@ -1,0 +1,196 @@
+//! The settings form: a row per `[engine]` field and per `[ui]` setting. Engine edits wait
+//! as pending values until applied together (the engine takes a set of changes all or
+//! nothing); each pending value is checked as it is made, and the engine's own refusal,
+//! when it comes back as a `Config` event, shows on the row too.
+
+use std::collections::BTreeMap;
+
+use provetop_engine::config::{parse_budget, Budget, EngineConfig, Liveness, KEYS};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Row {
+    Engine(&'static str),
+    Theme,
+    Refresh,
+    Save,
+}
+
+pub const ROWS: [Row; 17] = [
+    Row::Engine(KEYS[0]),
+    Row::Engine(KEYS[1]),
+    Row::Engine(KEYS[2]),
+    Row::Engine(KEYS[3]),
+    Row::Engine(KEYS[4]),
+    Row::Engine(KEYS[5]),
+    Row::Engine(KEYS[6]),
+    Row::Engine(KEYS[7]),
+    Row::Engine(KEYS[8]),
+    Row::Engine(KEYS[9]),
+    Row::Engine(KEYS[10]),
+    Row::Engine(KEYS[11]),
+    Row::Engine(KEYS[12]),
+    Row::Engine(KEYS[13]),
+    Row::Theme,
+    Row::Refresh,
+    Row::Save,
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    Count(usize, usize),
+    Choice(&'static [&'static str]),
+    Bool,
+    Budget,
+    /// Fixed while the engine runs.
+    Startup,
+}
+
+pub fn field_kind(key: &str) -> FieldKind {
+    if EngineConfig::liveness(key) == Some(Liveness::Startup) {
+        return FieldKind::Startup;
+    }
+    match key {
+        "cpu_devices" => FieldKind::Count(1, 64),
+        "gpu_workers_per_device" => FieldKind::Count(1, 16),
+        "synthesis_workers" => FieldKind::Count(1, 256),
+        "synthesis_threads" | "prover_threads" => FieldKind::Count(1, 4096),
+        "lock" => FieldKind::Choice(&["single", "two-lock", "none"]),
+        "b_g2_on" => FieldKind::Choice(&["cpu", "gpu"]),
+        "srs_residency" => FieldKind::Choice(&["auto", "host", "device"]),
+        "prestage" | "msm_double_buffer" => FieldKind::Bool,
+        _ => FieldKind::Budget,
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Form {
+    pub row: usize,
+    /// Engine values waiting to be applied, by key.
+    pub pending: BTreeMap<String, String>,
+    /// Text being typed into the selected row.
+    pub editing: Option<String>,
+    /// The outcome of the last save of `[ui]`.
+    pub saved: Option<Result<String, String>>,
+}
+
+impl Form {
+    pub fn current_row(&self) -> Row {
+        ROWS[self.row.min(ROWS.len() - 1)]
+    }
+
+    /// The value shown for `key`: pending if any, else the engine's.
+    pub fn value(&self, key: &str, cfg: &EngineConfig) -> String {
+        self.pending
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| cfg.get(key).unwrap_or_default())
+    }
+
+    /// Why the engine would refuse a pending value, checked as the engine checks it.
+    pub fn problem(&self, key: &str, cfg: &EngineConfig) -> Option<String> {
+        let v = self.pending.get(key)?;
+        let mut c = cfg.clone();
+        c.set(key, v).err().map(|e| e.message)
+    }
+
+    /// Sets a pending value; one equal to the engine's is no change.
+    pub fn set_pending(&mut self, key: &str, value: String, cfg: &EngineConfig) {
+        if cfg.get(key).as_deref() == Some(value.as_str()) {
+            self.pending.remove(key);
+        } else {
+            self.pending.insert(key.to_string(), value);
+        }
+    }
+
+    /// Moves an engine field one step (`dir` is -1 or 1) as a pending value.
+    pub fn step(&mut self, key: &str, dir: i64, cfg: &EngineConfig) {
+        let v = self.value(key, cfg);
+        let next = match field_kind(key) {
+            FieldKind::Startup => return,
+            FieldKind::Count(lo, hi) => {
+                let n = v.parse::<i64>().unwrap_or(lo as i64) + dir;
+                n.clamp(lo as i64, hi as i64).to_string()
+            }
+            FieldKind::Choice(opts) => {
+                let i = opts.iter().position(|o| *o == v).unwrap_or(0) as i64;
+                let n = opts.len() as i64;
+                opts[((i + dir).rem_euclid(n)) as usize].to_string()
+            }
+            FieldKind::Bool => (v != "true").to_string(),
+            FieldKind::Budget => step_budget(&v, dir),
+        };
+        self.set_pending(key, next, cfg);
+    }
+
+    /// The changes to send, in the order of the config's keys.
+    pub fn take_changes(&mut self) -> Vec<(String, String)> {
+        let pending = std::mem::take(&mut self.pending);
+        KEYS.iter()
+            .filter_map(|k| pending.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect()
+    }
+}
+
+/// Budgets step through auto and powers of two GiB.
+fn step_budget(v: &str, dir: i64) -> String {
+    const GIB: u64 = 1 << 30;
+    match (parse_budget(v), dir > 0) {
+        (Ok(Budget::Auto), true) => "1GiB".into(),
+        (Ok(Budget::Auto), false) => "auto".into(),
+        (Ok(Budget::Bytes(b)), up) => {
+            let gib = b / GIB;
+            let next = if up {
+                (gib + 1).next_power_of_two()
+            } else if gib <= 1 {
+                return "auto".into();
+            } else if gib.is_power_of_two() {
+                gib / 2
+            } else {
+                gib.next_power_of_two() / 2
+            };
+            format!("{}GiB", next.min(1 << 16))
+        }
+        (Err(_), _) => "auto".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_validate_and_collect_in_key_order() {
+        let cfg = EngineConfig::default();
+        let mut f = Form::default();
+        f.step("lock", 1, &cfg);
+        f.step("gpu_workers_per_device", 1, &cfg);
+        f.step("prestage", 1, &cfg);
+        f.step("vram_budget", 1, &cfg);
+        f.step("vram_budget", 1, &cfg);
+        f.step("backend", 1, &cfg);
+        assert_eq!(f.value("lock", &cfg), "two-lock");
+        assert_eq!(f.value("vram_budget", &cfg), "2GiB");
+        f.step("prestage", 1, &cfg);
+        assert!(
+            !f.pending.contains_key("prestage"),
+            "back to the engine's value"
+        );
+        f.pending.insert("synthesis_workers".into(), "0".into());
+        assert!(f
+            .problem("synthesis_workers", &cfg)
+            .unwrap()
+            .contains("1 to 256"));
+        let keys: Vec<String> = f.take_changes().into_iter().map(|c| c.0).collect();
+        assert_eq!(
+            keys,
+            [
+                "gpu_workers_per_device",
+                "lock",
+                "synthesis_workers",
+                "vram_budget"
+            ]
+        );
+        assert_eq!(step_budget("3GiB", -1), "2GiB");
+        assert_eq!(step_budget("1GiB", -1), "auto");
+    }
+}

@@ -1,0 +1,385 @@
+//! Keys: text entry first (a mark's label, a value being typed), then the bindings, read in
+//! the light of the focused pane.
+
+use provetop_engine::control::Control;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::{App, GapSel, Pane, Prompt, Row, View, PANES, ROWS, ZOOMS};
+use crate::keys::Action;
+use crate::view::timeline::min_gap;
+
+pub(super) fn key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
+    if k.kind == KeyEventKind::Release {
+        return vec![];
+    }
+    if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
+        return vec![Control::Quit];
+    }
+    if app.ui.prompt.is_some() {
+        return prompt_key(app, k);
+    }
+    if app.ui.form.editing.is_some() {
+        return edit_key(app, k);
+    }
+    let Some(action) = app.ui.settings.keymap.action(k) else {
+        return vec![];
+    };
+    if app.ui.help {
+        match action {
+            Action::Quit => return vec![Control::Quit],
+            _ => {
+                app.ui.help = false;
+                return vec![];
+            }
+        }
+    }
+    act(app, action)
+}
+
+fn text_key(text: &mut String, k: &KeyEvent) {
+    match k.code {
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => text.push(c),
+        _ => {}
+    }
+}
+
+fn prompt_key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
+    match k.code {
+        KeyCode::Esc => app.ui.prompt = None,
+        KeyCode::Enter => {
+            let text = app.ui.prompt.take().map(|p| p.text).unwrap_or_default();
+            let label = if text.trim().is_empty() {
+                format!("mark {}", app.state.logs.marks.len() + 1)
+            } else {
+                text.trim().to_string()
+            };
+            return vec![Control::Mark { label }];
+        }
+        _ => {
+            if let Some(p) = app.ui.prompt.as_mut() {
+                text_key(&mut p.text, k);
+            }
+        }
+    }
+    vec![]
+}
+
+fn edit_key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
+    match k.code {
+        KeyCode::Esc => app.ui.form.editing = None,
+        KeyCode::Enter => {
+            let text = app.ui.form.editing.take().unwrap_or_default();
+            if let Row::Engine(key) = app.ui.form.current_row() {
+                let cfg = app.state.config.current.clone();
+                app.ui.form.set_pending(key, text.trim().to_string(), &cfg);
+            }
+            return apply(app);
+        }
+        _ => {
+            if let Some(t) = app.ui.form.editing.as_mut() {
+                text_key(t, k);
+            }
+        }
+    }
+    vec![]
+}
+
+/// Sends the pending engine changes as one set.
+fn apply(app: &mut App) -> Vec<Control> {
+    let changes = app.ui.form.take_changes();
+    if changes.is_empty() {
+        return vec![];
+    }
+    let what = changes
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    app.ui
+        .notify(app.state.now, format!("applying {what}"), false);
+    vec![Control::Reconfigure { changes }]
+}
+
+fn act(app: &mut App, action: Action) -> Vec<Control> {
+    let ui = &mut app.ui;
+    match action {
+        Action::Quit => return vec![Control::Quit],
+        Action::Help => ui.help = true,
+        Action::Pause => {
+            ui.paused_at = match ui.paused_at {
+                Some(_) => None,
+                None => Some(app.state.now),
+            }
+        }
+        Action::Live => ui.paused_at = None,
+        Action::FocusNext | Action::FocusPrev => {
+            let i = PANES.iter().position(|p| *p == ui.focus).unwrap_or(0) as i64;
+            let d = if action == Action::FocusNext { 1 } else { -1 };
+            ui.focus = PANES[(i + d).rem_euclid(PANES.len() as i64) as usize];
+        }
+        Action::ViewTimeline => go(app, View::Timeline),
+        Action::ViewPipeline => go(app, View::Pipeline),
+        Action::ViewMetrics => go(app, View::Metrics),
+        Action::ViewSettings => go(app, View::Settings),
+        Action::ViewLog => go(app, View::Log),
+        Action::ZoomIn => ui.zoom = ui.zoom.saturating_sub(1),
+        Action::ZoomOut => ui.zoom = (ui.zoom + 1).min(ZOOMS.len() - 1),
+        Action::PrevGap => step_gap(app, -1),
+        Action::NextGap => step_gap(app, 1),
+        Action::Submit => {
+            let partitions = ui.partitions;
+            ui.notify(app.state.now, "submitted a job", false);
+            return vec![Control::Submit { partitions }];
+        }
+        Action::CancelJob => return cancel(app),
+        Action::Mark => ui.prompt = Some(Prompt::default()),
+        Action::Theme => {
+            let names = crate::theme::names();
+            let i = names.iter().position(|n| *n == ui.theme_name);
+            let next = names[i.map_or(0, |i| (i + 1) % names.len())];
+            app.set_theme(next);
+        }
+        Action::Save => save(app),
+        Action::Left
+        | Action::Right
+        | Action::Up
+        | Action::Down
+        | Action::PageUp
+        | Action::PageDown => return motion(app, action),
+        Action::Enter => return enter(app),
+        Action::Back => back(app),
+    }
+    vec![]
+}
+
+fn go(app: &mut App, v: View) {
+    if app.ui.view() != v {
+        app.ui.focus = v.first_pane();
+    }
+}
+
+pub(super) fn save(app: &mut App) {
+    let result = match &app.ui.config_path {
+        None => Err("nowhere to save: give --config FILE, or set HOME".to_string()),
+        Some(p) => app
+            .ui
+            .settings
+            .save(p)
+            .map(|_| format!("saved [ui] to {}", p.display())),
+    };
+    match &result {
+        Ok(m) => app.ui.notify(app.state.now, m.clone(), false),
+        Err(e) => app.report(e),
+    }
+    app.ui.form.saved = Some(result);
+}
+
+fn cancel(app: &mut App) -> Vec<Control> {
+    let p = &app.state.pipeline;
+    let target = match app.ui.job.and_then(|j| p.jobs.get(&j)) {
+        Some(j) if j.is_open() => Some(j.job),
+        Some(j) => {
+            let msg = format!("job {} has already ended", j.job);
+            app.ui.notify(app.state.now, msg, true);
+            return vec![];
+        }
+        None => p.open_jobs().next().map(|j| j.job),
+    };
+    match target {
+        Some(job) => {
+            app.ui
+                .notify(app.state.now, format!("cancelling job {job}"), false);
+            vec![Control::Cancel { job }]
+        }
+        None => {
+            app.ui.notify(app.state.now, "no open job to cancel", true);
+            vec![]
+        }
+    }
+}
+
+fn motion(app: &mut App, a: Action) -> Vec<Control> {
+    let now = app.state.now;
+    let ui = &mut app.ui;
+    let dir: i64 = match a {
+        Action::Left | Action::Up | Action::PageUp => -1,
+        _ => 1,
+    };
+    let page = matches!(a, Action::PageUp | Action::PageDown);
+    let vertical = matches!(a, Action::Up | Action::Down) || page;
+    match ui.focus {
+        Pane::Lanes if !vertical || page => {
+            // Scroll back pauses; a tenth of the window a step, a whole window a page.
+            let len = ui.zoom_len();
+            let step = if page { len } else { len / 10 };
+            let (_, end) = ui.window(now);
+            let end = if dir < 0 {
+                end.saturating_sub(step)
+            } else {
+                end + step
+            };
+            ui.paused_at = Some(end.clamp(len.min(now), now));
+        }
+        Pane::Lanes => {
+            let n = app.state.timelines.lanes().len();
+            ui.lane = step(ui.lane.min(n.saturating_sub(1)), dir, n);
+        }
+        Pane::Jobs if vertical => {
+            let table: Vec<u64> = app.state.pipeline.table().iter().map(|j| j.job).collect();
+            let i = ui.job.and_then(|j| table.iter().position(|x| *x == j));
+            let n = if page { 10 } else { 1 };
+            let next = match i {
+                None => 0,
+                Some(i) => (0..n).fold(i, |i, _| step(i, dir, table.len())),
+            };
+            ui.job = table.get(next).copied();
+        }
+        Pane::Form if vertical => {
+            let n = if page { 5 } else { 1 };
+            ui.form.row = (0..n).fold(ui.form.row, |i, _| step(i, dir, ROWS.len()));
+        }
+        Pane::Form => {
+            let cfg = app.state.config.current.clone();
+            match ui.form.current_row() {
+                Row::Engine(key) => ui.form.step(key, dir, &cfg),
+                Row::Theme => {
+                    let names = crate::theme::names();
+                    let i = names.iter().position(|n| *n == ui.theme_name).unwrap_or(0) as i64;
+                    let next = names[(i + dir).rem_euclid(names.len() as i64) as usize];
+                    app.set_theme(next);
+                }
+                Row::Refresh => {
+                    let (lo, hi) = crate::settings::REFRESH_HZ;
+                    ui.settings.refresh_hz =
+                        (ui.settings.refresh_hz.round() + dir as f64).clamp(lo, hi);
+                }
+                Row::Save => {}
+            }
+        }
+        Pane::LogStrip | Pane::LogLines if vertical => {
+            let n = if page { 10 } else { 1 };
+            ui.log_scroll = if dir < 0 {
+                ui.log_scroll + n
+            } else {
+                ui.log_scroll.saturating_sub(n)
+            };
+        }
+        Pane::History if vertical => {
+            ui.history_scroll = if dir < 0 {
+                ui.history_scroll + 1
+            } else {
+                ui.history_scroll.saturating_sub(1)
+            };
+        }
+        Pane::Devices if vertical => {
+            ui.device_scroll = if dir < 0 {
+                ui.device_scroll.saturating_sub(1)
+            } else {
+                (ui.device_scroll + 1).min(app.state.timelines.devices.len())
+            };
+        }
+        _ => {}
+    }
+    vec![]
+}
+
+fn step(i: usize, dir: i64, n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    (i as i64 + dir).clamp(0, n as i64 - 1) as usize
+}
+
+fn enter(app: &mut App) -> Vec<Control> {
+    if app.ui.focus != Pane::Form {
+        return vec![];
+    }
+    match app.ui.form.current_row() {
+        Row::Save => {
+            save(app);
+            vec![]
+        }
+        Row::Engine(key) if app.ui.form.pending.is_empty() => {
+            if super::field_kind(key) != super::FieldKind::Startup {
+                app.ui.form.editing = Some(String::new());
+            } else {
+                app.ui.notify(
+                    app.state.now,
+                    format!("{key} is fixed while the engine runs"),
+                    true,
+                );
+            }
+            vec![]
+        }
+        _ => apply(app),
+    }
+}
+
+fn back(app: &mut App) {
+    let ui = &mut app.ui;
+    match ui.focus {
+        Pane::Form if !ui.form.pending.is_empty() => ui.form.pending.clear(),
+        Pane::Lanes if ui.gap.is_some() => ui.gap = None,
+        Pane::Lanes if ui.paused_at.is_some() => ui.paused_at = None,
+        Pane::Jobs => ui.job = None,
+        _ => {}
+    }
+}
+
+/// Selects the previous or next idle gap of the device under the lane cursor, scrolling the
+/// window (and pausing) when the gap lies outside it.
+fn step_gap(app: &mut App, dir: i64) {
+    let state = &app.state;
+    let ui = &mut app.ui;
+    let Some(dev) = ui.selected_device(state) else {
+        return;
+    };
+    let d = &state.timelines.devices[dev];
+    let (t0, t1) = ui.window(state.now);
+    let geom = crate::view::timeline::LanesGeom {
+        bars: ratatui::layout::Rect::new(0, 0, ui.size.0.saturating_sub(20).max(40), 1),
+        rows: vec![],
+        t0,
+        t1,
+    };
+    let min = min_gap(&geom);
+    let sel = ui.gap.filter(|g| g.device == dev);
+    let found = match (sel, dir > 0) {
+        (None, _) => {
+            let gaps: Vec<_> = d
+                .gaps(t0, t1.min(state.now), state.now)
+                .into_iter()
+                .filter(|g| g.len() >= min)
+                .collect();
+            if dir > 0 {
+                gaps.first().cloned()
+            } else {
+                gaps.last().cloned()
+            }
+        }
+        (Some(s), true) => d
+            .gaps(s.start + 1, state.now, state.now)
+            .into_iter()
+            .find(|g| g.start > s.start && g.len() >= min),
+        (Some(s), false) => d
+            .gaps(state.now.saturating_sub(state.history), s.start, state.now)
+            .into_iter()
+            .rfind(|g| g.start < s.start && g.len() >= min),
+    };
+    let Some(g) = found else {
+        ui.notify(state.now, "no further gap at this zoom", false);
+        return;
+    };
+    ui.gap = Some(GapSel {
+        device: dev,
+        start: g.start,
+    });
+    if g.start < t0 || g.start >= t1 {
+        let len = ui.zoom_len();
+        let centre = g.start + g.len().min(len) / 2;
+        ui.paused_at = Some((centre + len / 2).clamp(len.min(state.now), state.now));
+    }
+}

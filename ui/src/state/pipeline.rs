@@ -1,0 +1,322 @@
+//! Jobs and partitions with their stage, finished proofs, throughput and per-stage medians.
+
+use std::collections::BTreeMap;
+
+use provetop_engine::telemetry::{JobEvent, JobState, Nanos, ProofRecord, Stage};
+
+use super::Ring;
+
+/// Finished jobs kept for the jobs table (open ones are always kept).
+const FINISHED_JOBS_KEPT: usize = 200;
+/// Medians are over the most recent proofs, so they follow a configuration change.
+pub const MEDIAN_OVER: usize = 200;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartRow {
+    pub state: JobState,
+    pub device: Option<String>,
+    pub since: Nanos,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobRow {
+    pub job: u64,
+    pub submitted: Nanos,
+    pub state: JobState,
+    pub ended: Option<Nanos>,
+    pub partitions: BTreeMap<u32, PartRow>,
+}
+
+impl JobRow {
+    pub fn is_open(&self) -> bool {
+        self.ended.is_none()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StageStats {
+    pub stage: Stage,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+#[derive(Clone, Debug)]
+struct Finished {
+    t: Nanos,
+    verified: bool,
+    stages: BTreeMap<Stage, f64>,
+}
+
+pub struct Pipeline {
+    pub jobs: BTreeMap<u64, JobRow>,
+    pub verified: u64,
+    pub failed: u64,
+    pub cancelled_jobs: u64,
+    pub first_submit: Option<Nanos>,
+    pub first_verified: Option<Nanos>,
+    pub last_error: Option<String>,
+    proofs: Ring<Finished>,
+    stats: Vec<StageStats>,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Pipeline {
+            jobs: BTreeMap::new(),
+            verified: 0,
+            failed: 0,
+            cancelled_jobs: 0,
+            first_submit: None,
+            first_verified: None,
+            last_error: None,
+            proofs: Ring::new(4096),
+            stats: vec![],
+        }
+    }
+}
+
+impl Pipeline {
+    pub fn job(&mut self, e: &JobEvent) {
+        if e.state == JobState::Submitted && e.partition.is_none() {
+            self.first_submit.get_or_insert(e.t);
+        }
+        let row = self.jobs.entry(e.job).or_insert_with(|| JobRow {
+            job: e.job,
+            submitted: e.t,
+            state: JobState::Submitted,
+            ended: None,
+            partitions: BTreeMap::new(),
+        });
+        match e.partition {
+            Some(p) => {
+                let part = row.partitions.entry(p).or_insert(PartRow {
+                    state: e.state,
+                    device: None,
+                    since: e.t,
+                });
+                part.state = e.state;
+                part.since = e.t;
+                if e.state == JobState::Proving {
+                    part.device = e.detail.clone();
+                }
+                if row.ended.is_none()
+                    && matches!(e.state, JobState::Synthesized | JobState::Proving)
+                {
+                    row.state = furthest(row.state, e.state);
+                }
+            }
+            None => {
+                row.state = e.state;
+                if matches!(
+                    e.state,
+                    JobState::Verified | JobState::Failed | JobState::Cancelled
+                ) {
+                    row.ended = Some(e.t);
+                    if e.state == JobState::Cancelled {
+                        self.cancelled_jobs += 1;
+                        for p in row.partitions.values_mut() {
+                            if matches!(p.state, JobState::Submitted | JobState::Synthesized) {
+                                p.state = JobState::Cancelled;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        let finished = self.jobs.values().filter(|j| !j.is_open()).count();
+        if finished > FINISHED_JOBS_KEPT {
+            let drop: Vec<u64> = self
+                .jobs
+                .values()
+                .filter(|j| !j.is_open())
+                .take(finished - FINISHED_JOBS_KEPT)
+                .map(|j| j.job)
+                .collect();
+            for j in drop {
+                self.jobs.remove(&j);
+            }
+        }
+    }
+
+    pub fn proof(&mut self, p: &ProofRecord) {
+        if p.verified {
+            self.verified += 1;
+            self.first_verified.get_or_insert(p.t);
+        } else {
+            self.failed += 1;
+            self.last_error = p.error.clone();
+        }
+        if let Some(row) = self.jobs.get_mut(&p.job) {
+            let part = row.partitions.entry(p.partition).or_insert(PartRow {
+                state: JobState::Proving,
+                device: None,
+                since: p.t,
+            });
+            part.state = if p.verified {
+                JobState::Verified
+            } else {
+                JobState::Failed
+            };
+            part.since = p.t;
+            if !p.device.is_empty() {
+                part.device = Some(p.device.clone());
+            }
+        }
+        self.proofs.push(Finished {
+            t: p.t,
+            verified: p.verified,
+            stages: p.stages.clone(),
+        });
+        self.recompute_stats();
+    }
+
+    fn recompute_stats(&mut self) {
+        let recent: Vec<&Finished> = self
+            .proofs
+            .iter()
+            .rev()
+            .filter(|f| f.verified)
+            .take(MEDIAN_OVER)
+            .collect();
+        self.stats = Stage::PROOF_STAGES
+            .iter()
+            .filter_map(|&stage| {
+                let mut v: Vec<f64> = recent
+                    .iter()
+                    .filter_map(|f| f.stages.get(&stage).copied())
+                    .collect();
+                if v.is_empty() {
+                    return None;
+                }
+                v.sort_by(f64::total_cmp);
+                let n = v.len();
+                let median = if n % 2 == 1 {
+                    v[n / 2]
+                } else {
+                    (v[n / 2 - 1] + v[n / 2]) / 2.0
+                };
+                Some(StageStats {
+                    stage,
+                    median,
+                    min: v[0],
+                    max: v[n - 1],
+                    n,
+                })
+            })
+            .collect();
+    }
+
+    /// Per-stage median, min and max over the last `MEDIAN_OVER` verified proofs, in
+    /// pipeline order; stages that did not run are absent.
+    pub fn stage_stats(&self) -> &[StageStats] {
+        &self.stats
+    }
+
+    /// Verified proofs per hour since the first job was submitted.
+    pub fn proofs_per_hour(&self, now: Nanos) -> Option<f64> {
+        let start = self.first_submit?;
+        let secs = now.saturating_sub(start) as f64 / 1e9;
+        (secs > 0.0 && self.verified > 0).then(|| self.verified as f64 * 3600.0 / secs)
+    }
+
+    /// Verified proofs per hour over the last `window` (the rate after a change settles).
+    pub fn recent_per_hour(&self, now: Nanos, window: Nanos) -> f64 {
+        let from = now.saturating_sub(window);
+        let n = self
+            .proofs
+            .iter()
+            .rev()
+            .take_while(|f| f.t >= from)
+            .filter(|f| f.verified)
+            .count();
+        n as f64 * 3600.0 * 1e9 / window.max(1) as f64
+    }
+
+    pub fn open_jobs(&self) -> impl Iterator<Item = &JobRow> {
+        self.jobs.values().filter(|j| j.is_open())
+    }
+
+    /// The jobs table's order: open jobs oldest first, then finished ones newest first.
+    pub fn table(&self) -> Vec<&JobRow> {
+        let mut v: Vec<&JobRow> = self.open_jobs().collect();
+        v.extend(self.jobs.values().rev().filter(|j| !j.is_open()));
+        v
+    }
+
+    /// Partitions per stage among open jobs: (waiting, synthesised, proving).
+    pub fn depths(&self) -> (usize, usize, usize) {
+        let mut d = (0, 0, 0);
+        for p in self.open_jobs().flat_map(|j| j.partitions.values()) {
+            match p.state {
+                JobState::Submitted => d.0 += 1,
+                JobState::Synthesized => d.1 += 1,
+                JobState::Proving => d.2 += 1,
+                _ => {}
+            }
+        }
+        d
+    }
+}
+
+/// How far along a job is: it is as far as its furthest partition, until it ends.
+fn furthest(a: JobState, b: JobState) -> JobState {
+    let rank = |s: JobState| match s {
+        JobState::Submitted => 0,
+        JobState::Synthesized => 1,
+        JobState::Proving => 2,
+        _ => 3,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(t: Nanos, job: u64, partition: Option<u32>, state: JobState) -> JobEvent {
+        JobEvent {
+            t,
+            job,
+            partition,
+            state,
+            detail: Some("gpu0".into()),
+        }
+    }
+
+    #[test]
+    fn lifecycle_rates_and_medians() {
+        let mut p = Pipeline::default();
+        p.job(&ev(0, 0, None, JobState::Submitted));
+        p.job(&ev(1, 0, Some(0), JobState::Synthesized));
+        assert_eq!(p.depths(), (0, 1, 0));
+        p.job(&ev(2, 0, Some(0), JobState::Proving));
+        assert_eq!(p.jobs[&0].state, JobState::Proving);
+        for (i, s) in [1.0, 3.0, 2.0].into_iter().enumerate() {
+            p.proof(&ProofRecord {
+                t: 1_000_000_000 * (i as u64 + 1),
+                job: 0,
+                partition: i as u32,
+                device: "gpu0".into(),
+                verified: true,
+                error: None,
+                stages: [(Stage::MsmH, s)].into_iter().collect(),
+            });
+        }
+        p.job(&ev(3_000_000_000, 0, None, JobState::Verified));
+        assert!(!p.jobs[&0].is_open());
+        let st = p.stage_stats();
+        assert_eq!((st[0].stage, st[0].median, st[0].n), (Stage::MsmH, 2.0, 3));
+        assert_eq!(p.proofs_per_hour(3_600_000_000_000), Some(3.0));
+        assert_eq!(p.recent_per_hour(3_000_000_000, 3_600_000_000_000), 3.0);
+    }
+}

@@ -1,0 +1,257 @@
+//! The top line (what runs, live or paused, proofs), the view tabs, and the bottom line
+//! (a notice, the mark prompt, or the keys that matter in the focused pane).
+
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::{fmt, Regions};
+use crate::app::{Pane, Ui, View, VIEWS};
+use crate::keys::Action;
+use crate::state::State;
+use crate::theme::Theme;
+
+pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
+    let s = &state.session;
+    let p = &state.pipeline;
+    let devices = state
+        .timelines
+        .devices
+        .iter()
+        .map(|d| d.id.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mode = match ui.paused_at {
+        None => Span::styled(
+            format!("▶ live {}", fmt::clock(state.now, false)),
+            Style::default().fg(theme.ok),
+        ),
+        Some(t) => Span::styled(
+            format!("⏸ paused {}", fmt::clock(t.min(state.now), true)),
+            Style::default().fg(theme.warn).add_modifier(Modifier::BOLD),
+        ),
+    };
+    let cfg = &state.config.current;
+    // Segments by priority: the first always, the rest while they fit.
+    let mut segments: Vec<(u8, Vec<Span>)> = vec![
+        (0, vec![Span::styled(" provetop", theme.title())]),
+        (0, vec![mode]),
+        (
+            1,
+            vec![
+                Span::styled(format!("✓{}", p.verified), Style::default().fg(theme.ok)),
+                Span::raw(" "),
+                Span::styled(
+                    format!("✗{}", p.failed),
+                    Style::default().fg(if p.failed > 0 { theme.error } else { theme.dim }),
+                ),
+            ],
+        ),
+        (
+            2,
+            vec![Span::styled(
+                s.workload.clone(),
+                Style::default().fg(theme.fg),
+            )],
+        ),
+        (
+            3,
+            vec![Span::styled(
+                format!(
+                    "{} ×{}",
+                    cfg.get("lock").unwrap_or_default(),
+                    cfg.gpu_workers_per_device
+                ),
+                Style::default().fg(theme.config),
+            )],
+        ),
+        (4, vec![Span::styled(devices, theme.dim())]),
+    ];
+    if let Some(r) = p.proofs_per_hour(state.now) {
+        segments.insert(
+            3,
+            (
+                1,
+                vec![Span::styled(
+                    format!("{}/h", fmt::count(r)),
+                    Style::default().fg(theme.fg),
+                )],
+            ),
+        );
+    }
+    if state.dropped > 0 {
+        segments.insert(
+            2,
+            (
+                0,
+                vec![Span::styled(
+                    format!("⚠ {} events dropped", state.dropped),
+                    Style::default().fg(theme.warn),
+                )],
+            ),
+        );
+    }
+    let width = |v: &[Span]| v.iter().map(Span::width).sum::<usize>();
+    let total = area.width as usize;
+    let mut keep = 5u8;
+    while keep > 0
+        && segments
+            .iter()
+            .filter(|(p, _)| *p < keep)
+            .map(|(_, v)| width(v) + 3)
+            .sum::<usize>()
+            > total
+    {
+        keep -= 1;
+    }
+    let mut spans = vec![];
+    for (_, seg) in segments.into_iter().filter(|(p, _)| *p < keep.max(1)) {
+        if !spans.is_empty() {
+            spans.push(Span::styled(" │ ", theme.dim()));
+        }
+        spans.extend(seg);
+    }
+    let host = &s.machine.hostname;
+    let used = width(&spans);
+    if !host.is_empty() && used + host.len() + 2 < total {
+        spans.push(Span::raw(" ".repeat(total - used - host.len() - 1)));
+        spans.push(Span::styled(host.clone(), theme.dim()));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+const TAB_START: u16 = 1;
+
+fn tab_label(i: usize, name: &str) -> String {
+    format!(" {} {name} ", i + 1)
+}
+
+pub fn tab_hits(area: Rect) -> Vec<(View, u16, u16)> {
+    let mut x = area.x + TAB_START;
+    VIEWS
+        .iter()
+        .enumerate()
+        .map(|(i, (v, name))| {
+            let w = tab_label(i, name).chars().count() as u16;
+            let hit = (*v, x, x + w);
+            x += w + 1;
+            hit
+        })
+        .collect()
+}
+
+pub fn tabs(f: &mut Frame, r: &Regions, theme: &Theme, ui: &Ui) {
+    let mut spans = vec![Span::raw(" ".repeat(TAB_START as usize))];
+    for (i, (v, name)) in VIEWS.iter().enumerate() {
+        let style = if *v == ui.view() {
+            Style::default()
+                .fg(theme.bg_or_black())
+                .bg(theme.accent)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().fg(theme.fg)
+        };
+        spans.push(Span::styled(tab_label(i, name), style));
+        spans.push(Span::raw(" "));
+    }
+    let help = format!("{} help ", ui.settings.keymap.key(Action::Help));
+    let used: usize = spans.iter().map(|s| s.width()).sum();
+    if used + help.len() < r.tabs.width as usize {
+        spans.push(Span::raw(
+            " ".repeat(r.tabs.width as usize - used - help.len()),
+        ));
+        spans.push(Span::styled(help, theme.dim()));
+    }
+    f.render_widget(
+        Paragraph::new(Line::from(spans)).style(theme.base()),
+        r.tabs,
+    );
+}
+
+/// Key hints for the focused pane, as `(key, what)`.
+fn hints(ui: &Ui) -> Vec<(String, &'static str)> {
+    let k = |a| ui.settings.keymap.key(a);
+    let mut h = vec![(k(Action::Quit), "quit"), (k(Action::FocusNext), "focus")];
+    match ui.focus {
+        Pane::Lanes => {
+            h.push((
+                k(Action::Pause),
+                if ui.paused_at.is_some() {
+                    "resume"
+                } else {
+                    "pause"
+                },
+            ));
+            h.push((format!("{}{}", k(Action::Left), k(Action::Right)), "scroll"));
+            h.push((
+                format!("{}{}", k(Action::ZoomIn), k(Action::ZoomOut)),
+                "zoom",
+            ));
+            h.push((
+                format!("{}{}", k(Action::PrevGap), k(Action::NextGap)),
+                "gaps",
+            ));
+            h.push((k(Action::Mark), "mark"));
+        }
+        Pane::Jobs => {
+            h.push((format!("{}{}", k(Action::Up), k(Action::Down)), "select"));
+            h.push((k(Action::Submit), "submit"));
+            h.push((k(Action::CancelJob), "cancel job"));
+        }
+        Pane::Form => {
+            if ui.form.editing.is_some() {
+                return vec![
+                    ("enter".into(), "apply"),
+                    ("esc".into(), "cancel"),
+                    ("backspace".into(), "erase"),
+                ];
+            }
+            h.push((format!("{}{}", k(Action::Up), k(Action::Down)), "select"));
+            h.push((format!("{}{}", k(Action::Left), k(Action::Right)), "change"));
+            h.push((
+                k(Action::Enter),
+                if ui.form.pending.is_empty() {
+                    "edit"
+                } else {
+                    "apply"
+                },
+            ));
+            if !ui.form.pending.is_empty() {
+                h.push((k(Action::Back), "discard"));
+            }
+            h.push((k(Action::Save), "save [ui]"));
+        }
+        Pane::LogStrip | Pane::LogLines | Pane::History | Pane::Devices => {
+            h.push((format!("{}{}", k(Action::Up), k(Action::Down)), "scroll"));
+            h.push((k(Action::Submit), "submit"));
+            h.push((k(Action::Mark), "mark"));
+        }
+    }
+    h.push((k(Action::Help), "help"));
+    h
+}
+
+pub fn footer(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
+    let line = if let Some(p) = &ui.prompt {
+        Line::from(vec![
+            Span::styled(" mark label: ", theme.title()),
+            Span::styled(format!("{}▏", p.text), Style::default().fg(theme.fg)),
+            Span::styled("  enter adds it, esc cancels", theme.dim()),
+        ])
+    } else if let Some(n) = ui.notice.as_ref().filter(|n| n.until > state.now) {
+        Line::from(Span::styled(
+            format!(" {}", n.text),
+            Style::default().fg(if n.error { theme.error } else { theme.ok }),
+        ))
+    } else {
+        let mut spans = vec![Span::raw(" ")];
+        for (key, what) in hints(ui) {
+            spans.push(Span::styled(key, Style::default().fg(theme.accent)));
+            spans.push(Span::styled(format!(" {what}  "), theme.dim()));
+        }
+        Line::from(spans)
+    };
+    f.render_widget(Paragraph::new(line).style(theme.base()), area);
+}

@@ -1,0 +1,393 @@
+//! The pipeline view: throughput and proof counts, queue depths with their history, the
+//! jobs with each partition's stage, and per-stage medians of recent proofs.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use provetop_engine::telemetry::metrics as m;
+use provetop_engine::telemetry::JobState;
+
+use super::widgets::{block, label, sparkline, value};
+use super::{fmt, ListGeom, Regions, WIDE};
+use crate::app::{Pane, Ui, SECOND};
+use crate::state::{JobRow, State, MEDIAN_OVER};
+use crate::theme::Theme;
+
+struct Parts {
+    top: Rect,
+    jobs: Rect,
+    stages: Rect,
+}
+
+fn layout(body: Rect) -> Parts {
+    let top_h = if body.height >= 30 { 8 } else { 5 };
+    let [top, rest] = Layout::vertical([Constraint::Length(top_h), Constraint::Min(4)]).areas(body);
+    let pct = if body.width >= WIDE { 60 } else { 52 };
+    let [jobs, stages] = Layout::horizontal([
+        Constraint::Percentage(pct),
+        Constraint::Percentage(100 - pct),
+    ])
+    .areas(rest);
+    Parts { top, jobs, stages }
+}
+
+fn job_rows(area: Rect, state: &State, ui: &Ui) -> ListGeom {
+    let inner_y = area.y + 2; // border, header row
+    let h = area.height.saturating_sub(3) as usize;
+    let table = state.pipeline.table();
+    let cursor = ui
+        .job
+        .and_then(|j| table.iter().position(|r| r.job == j))
+        .unwrap_or(0);
+    let offset = (cursor + 1).saturating_sub(h);
+    ListGeom {
+        area,
+        rows: (offset..table.len().min(offset + h))
+            .enumerate()
+            .map(|(i, idx)| (inner_y + i as u16, idx))
+            .collect(),
+    }
+}
+
+pub fn regions(r: &mut Regions, state: &State, ui: &Ui) {
+    let p = layout(r.body);
+    r.panes.push((Pane::Jobs, p.jobs));
+    r.jobs = Some(job_rows(p.jobs, state, ui));
+}
+
+fn depths(state: &State) -> [(&'static str, &'static str, f64); 4] {
+    let (p, s, q) = state.pipeline.depths();
+    let get = |k: &str, d: usize| state.samples.latest(k, None).unwrap_or(d as f64);
+    [
+        ("pending", m::PIPELINE_PENDING, get(m::PIPELINE_PENDING, p)),
+        (
+            "synthesizing",
+            m::PIPELINE_SYNTHESIZING,
+            get(m::PIPELINE_SYNTHESIZING, 0),
+        ),
+        ("queued", m::PIPELINE_QUEUED, get(m::PIPELINE_QUEUED, s)),
+        ("proving", m::PIPELINE_PROVING, get(m::PIPELINE_PROVING, q)),
+    ]
+}
+
+fn counts<'a>(state: &State, theme: &Theme) -> Line<'a> {
+    let p = &state.pipeline;
+    Line::from(vec![
+        Span::styled(
+            format!("✓ {} verified", p.verified),
+            Style::default().fg(theme.ok),
+        ),
+        Span::raw("  "),
+        Span::styled(
+            format!("✗ {} failed", p.failed),
+            Style::default().fg(if p.failed > 0 { theme.error } else { theme.dim }),
+        ),
+        Span::raw("  "),
+        label(format!("⊘ {} cancelled", p.cancelled_jobs), theme),
+    ])
+}
+
+fn rates<'a>(state: &State, theme: &Theme) -> Line<'a> {
+    let p = &state.pipeline;
+    Line::from(vec![
+        value(
+            p.proofs_per_hour(state.now)
+                .map_or("— proofs/h".into(), |r| {
+                    format!("{} proofs/h", fmt::count(r))
+                }),
+            theme,
+        ),
+        label(" overall · ", theme),
+        value(
+            format!(
+                "{}/h",
+                fmt::count(p.recent_per_hour(state.now, 60 * SECOND))
+            ),
+            theme,
+        ),
+        label(" last minute", theme),
+    ])
+}
+
+/// The compact form: counts, rates, queue, a few medians.
+pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, wide: bool) {
+    let p = &state.pipeline;
+    let d = depths(state);
+    let mut lines = if wide {
+        vec![
+            counts(state, theme),
+            rates(state, theme),
+            Line::from(vec![
+                label("queue ", theme),
+                value(
+                    format!(
+                        "{:.0} pending · {:.0} synth · {:.0} queued · {:.0} proving",
+                        d[0].2, d[1].2, d[2].2, d[3].2
+                    ),
+                    theme,
+                ),
+            ]),
+        ]
+    } else {
+        vec![
+            Line::from(vec![
+                Span::styled(format!("✓{} ", p.verified), Style::default().fg(theme.ok)),
+                Span::styled(
+                    format!("✗{} ", p.failed),
+                    Style::default().fg(if p.failed > 0 { theme.error } else { theme.dim }),
+                ),
+                label(format!("⊘{}  ", p.cancelled_jobs), theme),
+                value(
+                    p.proofs_per_hour(state.now)
+                        .map_or("—/h".into(), |r| format!("{}/h", fmt::count(r))),
+                    theme,
+                ),
+                label(
+                    format!(
+                        " · {}/h last min",
+                        fmt::count(p.recent_per_hour(state.now, 60 * SECOND))
+                    ),
+                    theme,
+                ),
+            ]),
+            Line::from(vec![
+                label("queue ", theme),
+                value(
+                    format!(
+                        "wait {:.0} · synth {:.0} · ready {:.0} · on device {:.0}",
+                        d[0].2, d[1].2, d[2].2, d[3].2
+                    ),
+                    theme,
+                ),
+            ]),
+        ]
+    };
+    let stats = state.pipeline.stage_stats();
+    if wide {
+        lines.push(Line::from(label(
+            format!("medians of the last {MEDIAN_OVER} proofs:"),
+            theme,
+        )));
+        let top = stats.iter().map(|s| s.median).fold(0.0, f64::max).max(1e-9);
+        for s in stats {
+            let w = ((s.median / top) * 20.0).round() as usize;
+            lines.push(Line::from(vec![
+                label(format!("  {:<11}", s.stage.key()), theme),
+                value(format!("{:>8} ", fmt::secs(s.median)), theme),
+                Span::styled(
+                    "▇".repeat(w.max(1)),
+                    Style::default().fg(theme.stage(s.stage)),
+                ),
+            ]));
+        }
+        if stats.is_empty() {
+            lines.push(Line::from(label("  no proof yet", theme)));
+        }
+    } else {
+        let mut spans = vec![label("median ", theme)];
+        for s in stats.iter().filter(|s| s.median >= 1e-3) {
+            spans.push(Span::styled(
+                format!("{} ", s.stage.key()),
+                Style::default().fg(theme.stage(s.stage)),
+            ));
+            spans.push(value(format!("{}  ", fmt::secs(s.median)), theme));
+        }
+        if stats.is_empty() {
+            spans.push(label("no proof yet", theme));
+        }
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .block(block(" Pipeline ", false, theme)),
+        area,
+    );
+}
+
+pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
+    let p = layout(r.body);
+    draw_top(f, p.top, state, theme, ui);
+    draw_jobs(f, p.jobs, state, theme, ui);
+    draw_stages(f, p.stages, state, theme);
+}
+
+fn draw_top(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
+    let mut lines = vec![counts(state, theme), rates(state, theme)];
+    let (t0, t1) = ui.window(state.now);
+    let chart_w = (area.width as usize).saturating_sub(30).min(80);
+    let d = depths(state);
+    if area.height >= 8 {
+        for (name, metric, v) in d {
+            let spark = state
+                .samples
+                .get(metric, None)
+                .map(|s| sparkline(&s.buckets(t0, t1, chart_w), None))
+                .unwrap_or_default();
+            lines.push(Line::from(vec![
+                label(format!("{name:<13}"), theme),
+                value(format!("{v:>4.0}  "), theme),
+                Span::styled(spark, Style::default().fg(theme.chart)),
+            ]));
+        }
+    } else {
+        lines.push(Line::from(vec![
+            label("queue ", theme),
+            value(
+                format!(
+                    "{:.0} pending · {:.0} synthesizing · {:.0} queued · {:.0} proving",
+                    d[0].2, d[1].2, d[2].2, d[3].2
+                ),
+                theme,
+            ),
+        ]));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(block(" Throughput ", false, theme)),
+        area,
+    );
+}
+
+fn parts_summary(j: &JobRow) -> String {
+    let mut c = [0usize; 5];
+    for p in j.partitions.values() {
+        let i = match p.state {
+            JobState::Verified => 0,
+            JobState::Proving => 1,
+            JobState::Synthesized => 2,
+            JobState::Failed => 3,
+            _ => 4,
+        };
+        c[i] += 1;
+    }
+    let mut s = format!("✓{}", c[0]);
+    for (n, g) in [(c[1], "▶"), (c[2], "◦"), (c[3], "✗"), (c[4], "·")] {
+        if n > 0 {
+            s.push_str(&format!(" {g}{n}"));
+        }
+    }
+    s
+}
+
+fn state_name(s: JobState) -> &'static str {
+    match s {
+        JobState::Submitted => "submitted",
+        JobState::Synthesized => "synthesized",
+        JobState::Proving => "proving",
+        JobState::Verified => "verified",
+        JobState::Failed => "failed",
+        JobState::Cancelled => "cancelled",
+    }
+}
+
+fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
+    let focused = ui.focus == Pane::Jobs;
+    let table = state.pipeline.table();
+    let geom = job_rows(area, state, ui);
+    let open = state.pipeline.open_jobs().count();
+    f.render_widget(block(format!(" Jobs · {open} open "), focused, theme), area);
+    let inner = area.inner(ratatui::layout::Margin::new(1, 1));
+    if inner.height == 0 {
+        return;
+    }
+    let buf = f.buffer_mut();
+    buf.set_string(
+        inner.x,
+        inner.y,
+        fmt::fit(
+            " job   state       parts  device  time",
+            inner.width as usize,
+        ),
+        theme.dim().add_modifier(Modifier::UNDERLINED),
+    );
+    let cursor = ui.job.or_else(|| table.first().map(|j| j.job));
+    for &(y, idx) in &geom.rows {
+        let j = table[idx];
+        let devices: Vec<&str> = {
+            let mut d: Vec<&str> = j
+                .partitions
+                .values()
+                .filter_map(|p| p.device.as_deref())
+                .collect();
+            d.sort();
+            d.dedup();
+            d
+        };
+        let time = match j.ended {
+            Some(e) => fmt::nanos(e.saturating_sub(j.submitted)),
+            None => fmt::nanos(state.now.saturating_sub(j.submitted)),
+        };
+        let colour = match j.state {
+            JobState::Verified => theme.ok,
+            JobState::Failed => theme.error,
+            JobState::Cancelled => theme.dim,
+            _ => theme.fg,
+        };
+        let text = format!(
+            " #{:<4} {:<11} {:<6} {:<7} {}",
+            j.job,
+            state_name(j.state),
+            parts_summary(j),
+            fmt::fit(&devices.join(","), 7),
+            time
+        );
+        let mut style = Style::default().fg(colour);
+        if Some(j.job) == cursor && focused {
+            style = style.bg(theme.selection_bg).add_modifier(Modifier::BOLD);
+        }
+        buf.set_string(inner.x, y, fmt::fit(&text, inner.width as usize), style);
+    }
+    if table.is_empty() {
+        buf.set_string(inner.x, inner.y + 1, " no jobs yet", theme.dim());
+    }
+}
+
+fn draw_stages(f: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let stats = state.pipeline.stage_stats();
+    let inner_w = area.width.saturating_sub(2) as usize;
+    let wide = inner_w >= 50;
+    let bar_w = inner_w.saturating_sub(if wide { 42 } else { 22 }).max(1);
+    let top = stats.iter().map(|s| s.median).fold(0.0, f64::max).max(1e-9);
+    let mut lines: Vec<Line> = stats
+        .iter()
+        .map(|s| {
+            let w = ((s.median / top) * bar_w as f64).round() as usize;
+            let mut l = vec![
+                label(format!(" {:<11}", s.stage.key()), theme),
+                value(format!("{:>8} ", fmt::secs(s.median)), theme),
+                Span::styled(
+                    format!("{:<bar_w$}", "▇".repeat(w.max(1))),
+                    Style::default().fg(theme.stage(s.stage)),
+                ),
+            ];
+            if wide {
+                l.push(label(
+                    format!(" {} – {}", fmt::secs(s.min), fmt::secs(s.max)),
+                    theme,
+                ));
+            }
+            Line::from(l)
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::from(label(" no proof yet", theme)));
+    }
+    if let Some(e) = &state.pipeline.last_error {
+        lines.push(Line::from(Span::styled(
+            format!(" last failure: {e}"),
+            Style::default().fg(theme.error),
+        )));
+    }
+    let n = stats.first().map_or(0, |s| s.n);
+    f.render_widget(
+        Paragraph::new(lines).block(block(
+            format!(" Per-stage medians · last {n} proofs "),
+            false,
+            theme,
+        )),
+        area,
+    );
+}

@@ -1,0 +1,325 @@
+//! The settings view: every `[engine]` field with its live value, pending edits and any
+//! error inline under its row; the `[ui]` settings and where they are saved; and the history
+//! of configuration changes with who made them.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use provetop_engine::config::{EngineConfig, Liveness};
+
+use super::widgets::{block, label};
+use super::{fmt, ListGeom, Regions, WIDE};
+use crate::app::{field_kind, FieldKind, Pane, Row, Ui, ROWS};
+use crate::state::State;
+use crate::theme::Theme;
+
+struct Parts {
+    form: Option<Rect>,
+    history: Option<Rect>,
+}
+
+fn layout(body: Rect, ui: &Ui) -> Parts {
+    if body.width >= WIDE {
+        let [f, h] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)])
+            .areas(body);
+        Parts {
+            form: Some(f),
+            history: Some(h),
+        }
+    } else if ui.focus == Pane::History {
+        Parts {
+            form: None,
+            history: Some(body),
+        }
+    } else {
+        Parts {
+            form: Some(body),
+            history: None,
+        }
+    }
+}
+
+/// What is wrong with a row, shown under it: the value being typed or pending fails the
+/// engine's checks, the engine refused the last change of the key, or saving failed.
+fn problem_for(row: Row, i: usize, state: &State, ui: &Ui) -> Option<String> {
+    let cfg = &state.config.current;
+    let form = &ui.form;
+    match row {
+        Row::Engine(key) => {
+            let editing = form.editing.as_ref().filter(|_| i == form.row);
+            let local = match editing {
+                Some(text) if !text.is_empty() => {
+                    let mut c = cfg.clone();
+                    c.set(key, text).err().map(|e| e.message)
+                }
+                Some(_) => None,
+                None => form.problem(key, cfg),
+            };
+            local.or_else(|| {
+                state
+                    .config
+                    .refused
+                    .get(key)
+                    .map(|r| format!("refused `{}`: {}", r.to, r.error))
+            })
+        }
+        Row::Save => match &form.saved {
+            Some(Err(e)) => Some(e.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The row index of each line of the form.
+fn line_rows(state: &State, ui: &Ui) -> Vec<usize> {
+    let mut v = vec![];
+    for (i, row) in ROWS.iter().enumerate() {
+        v.push(i);
+        if problem_for(*row, i, state, ui).is_some() {
+            v.push(i);
+        }
+    }
+    v
+}
+
+/// The form's lines: `(row index, line)`; an error adds a line under its row.
+fn form_lines<'a>(state: &State, theme: &Theme, ui: &Ui, width: usize) -> Vec<(usize, Line<'a>)> {
+    let cfg = &state.config.current;
+    let form = &ui.form;
+    let focused = ui.focus == Pane::Form;
+    let mut out = vec![];
+    let name_w = 24.min(width / 3);
+    let tag_w = 9;
+    let value_w = width.saturating_sub(2 + name_w + 1 + tag_w + 1);
+    for (i, row) in ROWS.iter().enumerate() {
+        let cursor = i == form.row.min(ROWS.len() - 1);
+        let marker = if cursor && focused { "▸ " } else { "  " };
+        let base = if cursor && focused {
+            theme.selected().fg(theme.fg).add_modifier(Modifier::BOLD)
+        } else {
+            Style::default().fg(theme.fg)
+        };
+        let editing = form.editing.as_ref().filter(|_| cursor);
+        let (name, mut value_spans, tag, problem): (String, Vec<Span>, &str, Option<String>) =
+            match row {
+                Row::Engine(key) => {
+                    let current = cfg.get(key).unwrap_or_default();
+                    let tag = match EngineConfig::liveness(key) {
+                        Some(Liveness::Live) => "live",
+                        Some(Liveness::NextJob) => "next job",
+                        _ => "restart",
+                    };
+                    let mut spans = vec![];
+                    if let Some(text) = editing {
+                        spans.push(Span::styled(format!("{current} → "), base));
+                        spans.push(Span::styled(
+                            format!("{text}▏"),
+                            base.fg(theme.accent).add_modifier(Modifier::UNDERLINED),
+                        ));
+                    } else if let Some(p) = form.pending.get(*key) {
+                        spans.push(Span::styled(format!("{current} → "), base));
+                        spans.push(Span::styled(
+                            format!("{p} *"),
+                            base.fg(theme.accent).add_modifier(Modifier::BOLD),
+                        ));
+                    } else if field_kind(key) == FieldKind::Startup {
+                        spans.push(Span::styled(
+                            if current.is_empty() {
+                                "all".to_string()
+                            } else {
+                                current
+                            },
+                            base.fg(theme.dim),
+                        ));
+                    } else {
+                        spans.push(Span::styled(current, base));
+                    }
+                    (key.to_string(), spans, tag, problem_for(*row, i, state, ui))
+                }
+                Row::Theme => (
+                    "theme".into(),
+                    vec![Span::styled(ui.theme_name.clone(), base)],
+                    "[ui]",
+                    None,
+                ),
+                Row::Refresh => (
+                    "refresh_hz".into(),
+                    vec![Span::styled(
+                        format!("{} fps", ui.settings.refresh_hz),
+                        base,
+                    )],
+                    "[ui]",
+                    None,
+                ),
+                Row::Save => {
+                    let target = ui
+                        .config_path
+                        .as_ref()
+                        .map_or("nowhere (no --config, no HOME)".into(), |p| {
+                            p.display().to_string()
+                        });
+                    let problem = problem_for(*row, i, state, ui);
+                    let saved = matches!(&form.saved, Some(Ok(_)));
+                    let text = fmt::fit(
+                        &format!("[ui] → {target}"),
+                        value_w.saturating_sub(if saved { 9 } else { 0 }),
+                    );
+                    let mut spans = vec![Span::styled(text, base)];
+                    if let Some(Ok(_)) = &form.saved {
+                        spans.push(Span::styled("  ✓ saved", Style::default().fg(theme.ok)));
+                    }
+                    ("save".into(), spans, "enter", problem)
+                }
+            };
+        let mut spans = vec![
+            Span::styled(marker, base),
+            Span::styled(format!("{:<name_w$} ", fmt::fit(&name, name_w)), base),
+        ];
+        let used: usize = spans.iter().map(Span::width).sum::<usize>()
+            + value_spans.iter().map(Span::width).sum::<usize>();
+        let pad = width.saturating_sub(used + tag_w);
+        value_spans.push(Span::styled(" ".repeat(pad), base));
+        spans.extend(value_spans);
+        spans.push(Span::styled(format!("{tag:>tag_w$}"), base.fg(theme.dim)));
+        out.push((i, Line::from(spans)));
+        if let Some(p) = problem {
+            out.push((
+                i,
+                Line::from(Span::styled(
+                    fmt::fit(&format!("    ✗ {p}"), width),
+                    Style::default().fg(theme.error),
+                )),
+            ));
+        }
+    }
+    out
+}
+
+fn form_geom(area: Rect, lines: &[usize], cursor: usize) -> (ListGeom, usize) {
+    let top = area.y + 2; // border, the hint line
+    let h = area.height.saturating_sub(3) as usize;
+    let cursor = cursor.min(ROWS.len() - 1);
+    let last_of_cursor = lines.iter().rposition(|i| *i == cursor).unwrap_or(0);
+    let first_of_cursor = lines.iter().position(|i| *i == cursor).unwrap_or(0);
+    let mut offset = (last_of_cursor + 1).saturating_sub(h);
+    offset = offset.min(first_of_cursor);
+    let rows = lines
+        .iter()
+        .skip(offset)
+        .take(h)
+        .enumerate()
+        .map(|(k, i)| (top + k as u16, *i))
+        .collect();
+    (ListGeom { area, rows }, offset)
+}
+
+pub fn regions(r: &mut Regions, state: &State, ui: &Ui) {
+    let p = layout(r.body, ui);
+    if let Some(f) = p.form {
+        r.panes.push((Pane::Form, f));
+        r.form = Some(form_geom(f, &line_rows(state, ui), ui.form.row).0);
+    }
+    if let Some(h) = p.history {
+        r.panes.push((Pane::History, h));
+    }
+}
+
+pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
+    let p = layout(r.body, ui);
+    if let Some(area) = p.form {
+        let width = area.width.saturating_sub(2) as usize;
+        let lines = form_lines(state, theme, ui, width);
+        let (_, offset) = form_geom(area, &line_rows(state, ui), ui.form.row);
+        let n = ui.form.pending.len();
+        let hint = if ui.form.editing.is_some() {
+            Line::from(label(" type a value · enter applies · esc cancels", theme))
+        } else if n > 0 {
+            Line::from(Span::styled(
+                format!(
+                    " {n} change{} pending · enter applies {} together · esc discards",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "it" } else { "them" }
+                ),
+                Style::default().fg(theme.accent),
+            ))
+        } else {
+            Line::from(label(
+                " ←→ change · enter types a value · changes apply at the next safe point",
+                theme,
+            ))
+        };
+        let h = area.height.saturating_sub(3) as usize;
+        let mut shown = vec![hint];
+        shown.extend(lines.into_iter().skip(offset).take(h).map(|(_, l)| l));
+        f.render_widget(
+            Paragraph::new(shown).block(block(" Settings ", ui.focus == Pane::Form, theme)),
+            area,
+        );
+    }
+    if let Some(area) = p.history {
+        draw_history(f, area, state, theme, ui);
+    }
+}
+
+fn draw_history(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
+    let h = area.height.saturating_sub(2) as usize;
+    let w = area.width.saturating_sub(2) as usize;
+    let all: Vec<Line> = state
+        .config
+        .history
+        .iter()
+        .map(|c| {
+            let t = fmt::clock(c.t, true);
+            if c.applied {
+                Line::from(vec![
+                    label(format!(" {t} "), theme),
+                    Span::styled(
+                        fmt::fit(
+                            &format!("{}: {} → {}", c.key, c.from, c.to),
+                            w.saturating_sub(16),
+                        ),
+                        Style::default().fg(theme.config),
+                    ),
+                    label(format!(" by {}", c.by), theme),
+                ])
+            } else {
+                Line::from(vec![
+                    label(format!(" {t} "), theme),
+                    Span::styled(
+                        fmt::fit(
+                            &format!(
+                                "✗ {} → {} by {}: {}",
+                                c.key,
+                                c.to,
+                                c.by,
+                                c.error.as_deref().unwrap_or("refused")
+                            ),
+                            w.saturating_sub(8),
+                        ),
+                        Style::default().fg(theme.error),
+                    ),
+                ])
+            }
+        })
+        .collect();
+    let end = all
+        .len()
+        .saturating_sub(ui.history_scroll.min(all.len().saturating_sub(h)));
+    let start = end.saturating_sub(h);
+    let mut lines: Vec<Line> = all[start..end].to_vec();
+    if lines.is_empty() {
+        lines.push(Line::from(label(" no change yet", theme)));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(block(
+            " Configuration changes ",
+            ui.focus == Pane::History,
+            theme,
+        )),
+        area,
+    );
+}

@@ -1,0 +1,155 @@
+//! Keys and mouse against the fixed stream: what the UI changes and which `Control`s it sends.
+
+mod common;
+
+use common::*;
+use provetop_engine::control::Control;
+use provetop_engine::telemetry::{ConfigChange, Event};
+use provetop_ui::app::{Pane, View};
+use provetop_ui::ratatui::crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+
+#[test]
+fn settings_edits_are_sent_together_and_refusals_show_inline() {
+    let mut app = gpu_app();
+    keys(&mut app, "4jjj");
+    key(&mut app, KeyCode::Right); // gpu_workers_per_device 2 → 3
+    keys(&mut app, "j");
+    key(&mut app, KeyCode::Right); // lock two-lock → none
+    let sent = key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        sent,
+        vec![Control::Reconfigure {
+            changes: vec![
+                ("gpu_workers_per_device".into(), "3".into()),
+                ("lock".into(), "none".into())
+            ]
+        }]
+    );
+    assert!(app.ui.form.pending.is_empty());
+    // The engine refuses a typed value: the Config event puts the error under the row.
+    keys(&mut app, "k");
+    key(&mut app, KeyCode::Enter);
+    keys(&mut app, "99");
+    let sent = key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        sent,
+        vec![Control::Reconfigure {
+            changes: vec![("gpu_workers_per_device".into(), "99".into())]
+        }]
+    );
+    let error = "gpu_workers_per_device: expected a whole number from 1 to 16, got `99`";
+    app.state.apply(&Event::Config(ConfigChange {
+        t: app.state.now,
+        key: "gpu_workers_per_device".into(),
+        from: "2".into(),
+        to: "99".into(),
+        by: "ui".into(),
+        applied: false,
+        error: Some(error.into()),
+    }));
+    let screen = text(&render(&mut app, 200, 60));
+    assert!(
+        screen.contains(&format!("refused `99`: {error}")),
+        "{screen}"
+    );
+    // An applied change updates the value and clears the refusal.
+    app.state.apply(&Event::Config(ConfigChange {
+        t: app.state.now,
+        key: "gpu_workers_per_device".into(),
+        from: "2".into(),
+        to: "3".into(),
+        by: "ui".into(),
+        applied: true,
+        error: None,
+    }));
+    assert_eq!(app.state.config.current.gpu_workers_per_device, 3);
+    assert!(!text(&render(&mut app, 200, 60)).contains("refused `99`"));
+}
+
+#[test]
+fn jobs_marks_and_quit() {
+    let mut app = cpu_app();
+    assert_eq!(
+        keys_sent(&mut app, "n"),
+        vec![Control::Submit { partitions: 1 }]
+    );
+    // Nothing is open in the fixture at its end.
+    assert!(keys_sent(&mut app, "x").is_empty());
+    keys(&mut app, "m");
+    assert!(app.ui.prompt.is_some());
+    keys(&mut app, "q1"); // typed into the label, not quitting or switching view
+    assert_eq!(
+        key(&mut app, KeyCode::Enter),
+        vec![Control::Mark { label: "q1".into() }]
+    );
+    assert_eq!(app.ui.view(), View::Timeline);
+    assert_eq!(keys_sent(&mut app, "q"), vec![Control::Quit]);
+    let ctrl_c = TermEvent::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_eq!(app.handle(&ctrl_c), vec![Control::Quit]);
+}
+
+fn keys_sent(app: &mut provetop_ui::App, s: &str) -> Vec<Control> {
+    s.chars().flat_map(|c| key(app, KeyCode::Char(c))).collect()
+}
+
+#[test]
+fn focus_pause_zoom_and_scroll() {
+    let mut app = gpu_app();
+    assert_eq!(app.ui.focus, Pane::Lanes);
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.ui.focus, Pane::LogStrip);
+    key(&mut app, KeyCode::Tab);
+    assert_eq!(app.ui.view(), View::Pipeline);
+    key(&mut app, KeyCode::BackTab);
+    key(&mut app, KeyCode::BackTab);
+    keys(&mut app, " ");
+    assert_eq!(app.ui.paused_at, Some(app.state.now));
+    keys(&mut app, " ");
+    assert_eq!(app.ui.paused_at, None);
+    let before = app.ui.zoom;
+    keys(&mut app, "-");
+    assert_eq!(app.ui.zoom, before + 1);
+    keys(&mut app, "+");
+    key(&mut app, KeyCode::Left);
+    let paused = app.ui.paused_at.expect("scrolling back pauses");
+    assert!(paused < app.state.now);
+    key(&mut app, KeyCode::End);
+    assert_eq!(app.ui.paused_at, None);
+}
+
+#[test]
+fn mouse_selects_tabs_lanes_gaps_and_zooms() {
+    let mut app = gpu_app();
+    render(&mut app, 200, 60);
+    // The tabs row: " 1 Timeline   2 Pipeline …"; click "Pipeline".
+    click(&mut app, 17, 1);
+    assert_eq!(app.ui.view(), View::Pipeline);
+    click(&mut app, 3, 1);
+    assert_eq!(app.ui.view(), View::Timeline);
+    // Wheel over the lanes zooms.
+    let z = app.ui.zoom;
+    scroll(&mut app, 60, 5, true);
+    assert_eq!(app.ui.zoom, z - 1);
+    scroll(&mut app, 60, 5, false);
+    assert_eq!(app.ui.zoom, z);
+    // A click on an idle cell of gpu0's compute lane selects that gap.
+    let t = render(&mut app, 200, 60);
+    let buf = t.backend().buffer();
+    let x = (19..138)
+        .find(|&x| buf[(x, 3)].symbol() == "░")
+        .expect("an idle cell");
+    click(&mut app, x, 3);
+    let sel = app.ui.gap.expect("a gap is selected");
+    assert_eq!(sel.device, 0);
+    let screen = text(&render(&mut app, 200, 60));
+    assert!(screen.contains("gap on gpu0"), "{screen}");
+    // A click on a settings row selects it.
+    keys(&mut app, "4");
+    render(&mut app, 80, 24);
+    // Rows start under the hint line; gpu_workers_per_device has its refusal under it.
+    click(&mut app, 10, 9);
+    assert_eq!(
+        app.ui.form.current_row(),
+        provetop_ui::app::Row::Engine("lock")
+    );
+}

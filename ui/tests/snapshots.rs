@@ -1,0 +1,98 @@
+//! Every view at 80×24 and 200×60 from the fixed event stream, as text. A change to what the
+//! dashboard draws shows up here as a snapshot diff to review.
+
+mod common;
+
+use common::*;
+use provetop_ui::ratatui::crossterm::event::KeyCode;
+
+const SMALL: (u16, u16) = (80, 24);
+const LARGE: (u16, u16) = (200, 60);
+
+fn snap(name: &str, app: &mut provetop_ui::App, (w, h): (u16, u16)) {
+    let screen = text(&render(app, w, h));
+    insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
+}
+
+fn both(name: &str, setup: impl Fn(&mut provetop_ui::App)) {
+    for size in [SMALL, LARGE] {
+        let mut app = gpu_app();
+        setup(&mut app);
+        snap(name, &mut app, size);
+    }
+}
+
+#[test]
+fn timeline() {
+    both("timeline", |_| {});
+}
+
+#[test]
+fn timeline_paused_zoomed_gap_selected() {
+    both("timeline_gap", |app| {
+        // Zoom to 5 s, scroll back two steps (pausing), select the last gap in view.
+        keys(app, "++");
+        key(app, KeyCode::Left);
+        key(app, KeyCode::Left);
+        keys(app, "[");
+    });
+}
+
+#[test]
+fn timeline_cpu() {
+    for size in [SMALL, LARGE] {
+        let mut app = cpu_app();
+        snap("timeline_cpu", &mut app, size);
+    }
+}
+
+#[test]
+fn pipeline() {
+    both("pipeline", |app| keys(app, "2"));
+}
+
+#[test]
+fn metrics() {
+    both("metrics", |app| keys(app, "3"));
+}
+
+#[test]
+fn metrics_cpu_shows_na() {
+    let mut app = cpu_app();
+    keys(&mut app, "3");
+    snap("metrics_cpu", &mut app, SMALL);
+}
+
+#[test]
+fn settings_with_pending_and_invalid_edits() {
+    both("settings", |app| {
+        keys(app, "4");
+        // Two pending changes: lock two-lock → none, synthesis_workers 2 → 1.
+        keys(app, "jjjj");
+        key(app, KeyCode::Right);
+        keys(app, "j");
+        key(app, KeyCode::Left);
+    });
+    // Typing a value: the engine's check runs as it is typed.
+    let mut app = gpu_app();
+    keys(&mut app, "4jjjjj");
+    key(&mut app, KeyCode::Enter);
+    keys(&mut app, "0");
+    snap("settings_typing", &mut app, SMALL);
+}
+
+#[test]
+fn log() {
+    both("log", |app| keys(app, "5"));
+}
+
+#[test]
+fn help() {
+    both("help", |app| keys(app, "?"));
+}
+
+#[test]
+fn too_small() {
+    let mut app = gpu_app();
+    snap("too_small", &mut app, (40, 10));
+}
