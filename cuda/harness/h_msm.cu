@@ -78,7 +78,7 @@ struct Msm {
     // The host sequence of one MSM (cuda/README.md). times: per-phase ms when non-null.
     void run(const g1_affine_t* pts, const fr_t* sc, std::vector<double>* times = nullptr) {
         uint32_t *keys = at<uint32_t>(lay.keys), *sorted = at<uint32_t>(lay.sorted), *counts = at<uint32_t>(lay.counts),
-                 *cursor = at<uint32_t>(lay.cursor);
+                 *cursor = at<uint32_t>(lay.cursor), *edge = at<uint32_t>(lay.edge);
         g1_xyzz_t *bsum = at<g1_xyzz_t>(lay.bsum), *head = at<g1_xyzz_t>(lay.head), *tail = at<g1_xyzz_t>(lay.tail),
                   *segs = at<g1_xyzz_t>(lay.segs), *red = at<g1_xyzz_t>(lay.red), *wins = at<g1_xyzz_t>(lay.wins);
         GpuTimer tm;
@@ -98,10 +98,10 @@ struct Msm {
         mark(false);
         PT_LAUNCH(pt_msm_chunks, dim3((k.nwin * k.nchunk + PT_MSM_ACC_THREADS - 1) / PT_MSM_ACC_THREADS),
                   dim3(PT_MSM_ACC_THREADS), 0, pts, (const uint32_t*)sorted, (const uint32_t*)counts,
-                  (const uint32_t*)cursor, n, k.nb, k.nwin, k.chunk, k.nchunk, bsum, head, tail);
+                  (const uint32_t*)cursor, n, k.nb, k.nwin, k.chunk, k.nchunk, bsum, head, tail, edge);
         mark(false);
         PT_LAUNCH(pt_msm_fixup, dim3((k.nwin * k.nchunk + 3) / 4),
-                  dim3(PT_MSM_RED_THREADS), 0, (const uint32_t*)counts, (const uint32_t*)cursor, k.nb, k.nwin, k.chunk,
+                  dim3(PT_MSM_RED_THREADS), 0, (const uint32_t*)cursor, (const uint32_t*)edge, k.nb, k.nwin, k.chunk,
                   k.nchunk, (const g1_xyzz_t*)head, (const g1_xyzz_t*)tail, bsum);
         mark(false);
         PT_LAUNCH(pt_msm_bucket_reduce, dim3((k.nwin * k.nbseg + PT_MSM_RED_THREADS - 1) / PT_MSM_RED_THREADS),

@@ -57,7 +57,7 @@ PT_HD pt_msm_config pt_msm_make_config(uint32_t n, uint32_t c, uint32_t chunk) {
 
 // Scratch layout: byte offsets of each array inside one device allocation (256-aligned).
 struct pt_msm_scratch {
-    size_t keys, sorted, counts, cursor, bsum, head, tail, segs, red, wins, total;
+    size_t keys, sorted, counts, cursor, edge, bsum, head, tail, segs, red, wins, total;
 };
 PT_HD size_t pt_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 PT_HD pt_msm_scratch pt_msm_scratch_layout(uint32_t n, const pt_msm_config& k) {
@@ -68,6 +68,7 @@ PT_HD pt_msm_scratch pt_msm_scratch_layout(uint32_t n, const pt_msm_config& k) {
     s.sorted = o; o = pt_align256(o + (size_t)k.nwin * n * 4);
     s.counts = o; o = pt_align256(o + (size_t)k.nwin * k.nb * 4);
     s.cursor = o; o = pt_align256(o + (size_t)k.nwin * k.nb * 4);
+    s.edge = o;   o = pt_align256(o + (size_t)k.nwin * k.nchunk * 4);
     s.bsum = o;   o = pt_align256(o + (size_t)k.nwin * k.nb * P);
     s.head = o;   o = pt_align256(o + (size_t)k.nwin * k.nchunk * P);
     s.tail = o;   o = pt_align256(o + (size_t)k.nwin * k.nchunk * P);

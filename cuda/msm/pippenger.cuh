@@ -134,14 +134,17 @@ __device__ __noinline__ g1_xyzz_t pt_mul_small_ni(const g1_xyzz_t& p, uint32_t k
 // grid = ceil(nwin * nchunk / 128), 128 threads. Thread (w, ch) sums sorted entries
 // [ch * chunk, min((ch + 1) * chunk, entries of w)) bucket by bucket. A bucket inside the
 // range goes to bsum[w][b]; the piece of a bucket that starts before the range goes to
-// head[w][ch], the piece of one that ends after it to tail[w][ch].
+// head[w][ch], the piece of one that ends after it to tail[w][ch]; edge[w][ch] = that
+// bucket when it also started in this chunk (this is the first chunk edge it crosses),
+// else PT_MSM_SKIP.
 extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS, PT_MSM_ACC_BLOCKS)
 pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t* counts,
               const uint32_t* cursor, uint32_t n, uint32_t nb, uint32_t nwin, uint32_t chunk,
-              uint32_t nchunk, g1_xyzz_t* bsum, g1_xyzz_t* head, g1_xyzz_t* tail)
+              uint32_t nchunk, g1_xyzz_t* bsum, g1_xyzz_t* head, g1_xyzz_t* tail, uint32_t* edge)
 {
     const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= nwin * nchunk) return;
+    edge[g] = PT_MSM_SKIP;
     const uint32_t w = g / nchunk, ch = g % nchunk;
     const uint32_t* ends = cursor + (size_t)w * nb;
     const uint32_t* cnt = counts + (size_t)w * nb;
@@ -185,15 +188,16 @@ pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t*
             }
         }
     }
+    if (bend > p1 && bstart >= p0) edge[g] = b;
 }
 
 // grid = ceil(nwin * nchunk / 4) blocks of 128 threads. Each warp-sized group takes one
-// chunk edge (w, c), c >= 1: when the bucket holding entry c * chunk started in chunk c - 1
-// (so this is the first edge it crosses), the group sums its partials: the tail of chunk
-// c - 1 and the heads of chunks c .. (end - 1) / chunk, 32 lanes then a tree. A bucket cut
-// into thousands of chunks (e.g. the top window, or many equal scalars) stays parallel.
+// chunk (w, c): when a bucket b starts in it and runs past its end (edge[w][c] = b), the group
+// sums b's partials: the tail of chunk c and the heads of chunks c+1 .. (end - 1) / chunk,
+// 32 lanes then a tree. A bucket cut into thousands of chunks (e.g. the top window, or many
+// equal scalars) stays parallel.
 extern "C" __global__ void __launch_bounds__(PT_MSM_RED_THREADS)
-pt_msm_fixup(const uint32_t* counts, const uint32_t* cursor, uint32_t nb, uint32_t nwin,
+pt_msm_fixup(const uint32_t* cursor, const uint32_t* edge, uint32_t nb, uint32_t nwin,
              uint32_t chunk, uint32_t nchunk, const g1_xyzz_t* head, const g1_xyzz_t* tail,
              g1_xyzz_t* bsum)
 {
@@ -202,24 +206,12 @@ pt_msm_fixup(const uint32_t* counts, const uint32_t* cursor, uint32_t nb, uint32
     const uint32_t g = blockIdx.x * (PT_MSM_RED_THREADS / 32) + (t >> 5);
     bool active = false;
     uint32_t w = 0, b = 0, cs = 0, ce = 0;
-    if (g < nwin * nchunk) {
+    if (g < nwin * nchunk && edge[g] != PT_MSM_SKIP) {
+        active = true;
         w = g / nchunk;
-        const uint32_t c = g % nchunk, p = c * chunk;
-        const uint32_t* ends = cursor + (size_t)w * nb;
-        if (c >= 1 && p < ends[nb - 1]) {
-            uint32_t lo = 0, hi = nb - 1;
-            while (lo < hi) {
-                const uint32_t mid = (lo + hi) >> 1;
-                if (ends[mid] > p) hi = mid; else lo = mid + 1;
-            }
-            b = lo;
-            const uint32_t start = ends[b] - counts[(size_t)w * nb + b];
-            if (start < p && start + chunk >= p) {
-                active = true;
-                cs = c - 1;
-                ce = (ends[b] - 1) / chunk;
-            }
-        }
+        b = edge[g];
+        cs = g % nchunk;
+        ce = (cursor[(size_t)w * nb + b] - 1) / chunk;
     }
     g1_xyzz_t acc = pt_xyzz_inf();
     if (active) {
