@@ -248,12 +248,14 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
     })
 }
 
-/// Spans and job events from the bus (busy time and gap causes); proofs and config changes
-/// come from the engine directly, so they are reported with telemetry off too.
+/// Spans, job events and samples from the bus (busy time, gap causes, NVML and PCIe
+/// summaries); proofs and config changes come from the engine directly, so they are reported
+/// with telemetry off too.
 fn observe(report: &mut ReportBuilder, e: &Event) {
     match e {
         Event::Span(s) => report.add_span(s),
         Event::Job(_) => report.add_job_event(e),
+        Event::Sample(s) => report.add_sample(s),
         _ => {}
     }
 }

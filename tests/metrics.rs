@@ -268,9 +268,15 @@ impl Exposition {
                 return Err(format!("`{}` is NaN", s.name));
             }
         }
-        for (name, ty) in self.types.iter().filter(|(_, t)| *t == "histogram") {
-            let _ = ty;
-            let mut series: BTreeMap<Vec<(String, String)>, Vec<(f64, f64)>> = BTreeMap::new();
+        /// Labels other than `le` → (le, cumulative count) of each bucket.
+        type Buckets = BTreeMap<Vec<(String, String)>, Vec<(f64, f64)>>;
+        for name in self
+            .types
+            .iter()
+            .filter(|(_, t)| *t == "histogram")
+            .map(|(n, _)| n)
+        {
+            let mut series: Buckets = BTreeMap::new();
             for s in self
                 .samples
                 .iter()

@@ -5,7 +5,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use crate::telemetry::gaps::{DeviceGaps, GapAnalyzer};
-use crate::telemetry::{ConfigChange, Event, Nanos, ProofRecord, Span};
+use crate::telemetry::{
+    metrics, ConfigChange, Event, Lane, Nanos, ProofRecord, Sample, Span, Stage,
+};
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Stat {
@@ -66,6 +68,100 @@ pub struct DeviceReport {
     pub partitions: usize,
     /// Idle seconds per cause (every key of `GapCause::KEYS`), see `telemetry::gaps`.
     pub gaps: BTreeMap<&'static str, f64>,
+    /// What NVML said over the run, where it could be asked (GPUs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvml: Option<NvmlSummary>,
+    /// Bytes the engine's copy accounting counted over the run, where it counts (GPUs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcie: Option<PcieSummary>,
+    /// Checks of the device's timeline: kernels of one stream never overlap (a kernel group
+    /// may contain its kernels), copies are on copy lanes.
+    pub timeline: TimelineCheck,
+}
+
+/// NVML over the run: time-weighted means and integrated byte rates.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct NvmlSummary {
+    /// Mean utilisation (0..1): comparable to `busy_ratio`.
+    pub util_mean: f64,
+    pub samples: usize,
+    /// PCIe bytes by NVML's throughput counters, integrated over the run (TX leaves the GPU).
+    pub pcie_tx_bytes: f64,
+    pub pcie_rx_bytes: f64,
+    /// The same from Hopper's GPM metrics, where the driver allows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpm_pcie_tx_bytes: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpm_pcie_rx_bytes: Option<f64>,
+    pub power_mean_watts: f64,
+    pub memory_used_max_bytes: f64,
+}
+
+/// The engine's own PCIe byte counts over the run.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PcieSummary {
+    pub h2d_bytes: f64,
+    pub d2h_bytes: f64,
+    /// The sum of the bytes of the h2d and d2h spans, for comparison.
+    pub h2d_span_bytes: u64,
+    pub d2h_span_bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TimelineCheck {
+    /// Pairs of compute spans on the device's compute lane that overlap without one
+    /// containing the other.
+    pub compute_overlaps: usize,
+    /// Copy spans (h2d, d2h) found on the compute lane.
+    pub copies_on_compute_lane: usize,
+}
+
+/// A sampled series over the run: time-weighted integral, first and last values.
+#[derive(Clone, Debug, Default)]
+struct Series {
+    first: Option<(Nanos, f64)>,
+    last: Option<(Nanos, f64)>,
+    integral: f64,
+    max: f64,
+    n: usize,
+}
+
+impl Series {
+    fn add(&mut self, t: Nanos, v: f64) {
+        if let Some((lt, lv)) = self.last {
+            if t > lt {
+                // The value holds from one sample to the next.
+                self.integral += lv * (t - lt) as f64 / 1e9;
+            }
+        }
+        self.first.get_or_insert((t, v));
+        self.last = Some((t, v));
+        self.max = if self.n == 0 { v } else { self.max.max(v) };
+        self.n += 1;
+    }
+
+    fn span_seconds(&self) -> f64 {
+        match (self.first, self.last) {
+            (Some(a), Some(b)) => (b.0 - a.0) as f64 / 1e9,
+            _ => 0.0,
+        }
+    }
+
+    fn mean(&self) -> f64 {
+        let s = self.span_seconds();
+        if s > 0.0 {
+            self.integral / s
+        } else {
+            self.last.map_or(0.0, |l| l.1)
+        }
+    }
+
+    fn delta(&self) -> f64 {
+        match (self.first, self.last) {
+            (Some(a), Some(b)) => b.1 - a.1,
+            _ => 0.0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -86,7 +182,26 @@ pub struct ReportBuilder {
     proofs: Vec<ProofRecord>,
     gaps: GapAnalyzer,
     config: Vec<ConfigChange>,
+    /// (metric, device) → series, for the few metrics the device summary uses.
+    series: BTreeMap<(&'static str, String), Series>,
+    /// Per device: compute spans and copy spans seen on the compute lane, span bytes.
+    compute: BTreeMap<String, Vec<(Nanos, Nanos)>>,
+    copies_on_compute: BTreeMap<String, usize>,
+    span_bytes: BTreeMap<String, (u64, u64)>,
 }
+
+/// Sampled metrics a device summary uses.
+const SUMMARY_METRICS: [&str; 9] = [
+    metrics::GPU_UTIL,
+    metrics::NVML_PCIE_TX,
+    metrics::NVML_PCIE_RX,
+    metrics::NVML_GPM_PCIE_TX,
+    metrics::NVML_GPM_PCIE_RX,
+    metrics::GPU_POWER,
+    metrics::VRAM_RESERVED,
+    metrics::PCIE_H2D_TOTAL,
+    metrics::PCIE_D2H_TOTAL,
+];
 
 impl ReportBuilder {
     pub fn observe(&mut self, ev: &Event) {
@@ -95,6 +210,7 @@ impl ReportBuilder {
             Event::Job(_) => self.gaps.observe(ev),
             Event::Proof(p) => self.add_proof(p.clone()),
             Event::Config(c) => self.add_config(c.clone()),
+            Event::Sample(s) => self.add_sample(s),
             _ => {}
         }
     }
@@ -102,6 +218,86 @@ impl ReportBuilder {
     /// A span: compute spans make devices busy; the others explain their gaps.
     pub fn add_span(&mut self, s: &Span) {
         self.gaps.add_span(s);
+        match &s.lane {
+            Lane::Compute { device } => {
+                if s.stage.is_compute() {
+                    self.compute
+                        .entry(device.clone())
+                        .or_default()
+                        .push((s.start, s.end));
+                } else if matches!(s.stage, Stage::H2d | Stage::D2h) {
+                    *self.copies_on_compute.entry(device.clone()).or_default() += 1;
+                }
+            }
+            Lane::H2d { device } => self.span_bytes.entry(device.clone()).or_default().0 += s.bytes,
+            Lane::D2h { device } => self.span_bytes.entry(device.clone()).or_default().1 += s.bytes,
+            _ => {}
+        }
+    }
+
+    /// A sample: NVML and the engine's PCIe counters feed the device summary.
+    pub fn add_sample(&mut self, s: &Sample) {
+        let (Some(device), Some(metric)) =
+            (&s.device, SUMMARY_METRICS.iter().find(|m| **m == s.metric))
+        else {
+            return;
+        };
+        self.series
+            .entry((metric, device.clone()))
+            .or_default()
+            .add(s.t, s.value);
+    }
+
+    fn nvml_summary(&self, device: &str) -> Option<NvmlSummary> {
+        let get = |m: &'static str| self.series.get(&(m, device.to_string()));
+        let util = get(metrics::GPU_UTIL)?;
+        let bytes = |m| get(m).map(|s: &Series| s.integral);
+        Some(NvmlSummary {
+            util_mean: util.mean(),
+            samples: util.n,
+            pcie_tx_bytes: bytes(metrics::NVML_PCIE_TX).unwrap_or(0.0),
+            pcie_rx_bytes: bytes(metrics::NVML_PCIE_RX).unwrap_or(0.0),
+            gpm_pcie_tx_bytes: bytes(metrics::NVML_GPM_PCIE_TX),
+            gpm_pcie_rx_bytes: bytes(metrics::NVML_GPM_PCIE_RX),
+            power_mean_watts: get(metrics::GPU_POWER).map_or(0.0, Series::mean),
+            memory_used_max_bytes: get(metrics::VRAM_RESERVED).map_or(0.0, |s| s.max),
+        })
+    }
+
+    fn pcie_summary(&self, device: &str) -> Option<PcieSummary> {
+        let get = |m: &'static str| self.series.get(&(m, device.to_string()));
+        let (h2d, d2h) = (get(metrics::PCIE_H2D_TOTAL), get(metrics::PCIE_D2H_TOTAL));
+        if h2d.is_none() && d2h.is_none() {
+            return None;
+        }
+        let spans = self.span_bytes.get(device).copied().unwrap_or_default();
+        Some(PcieSummary {
+            h2d_bytes: h2d.map_or(0.0, Series::delta),
+            d2h_bytes: d2h.map_or(0.0, Series::delta),
+            h2d_span_bytes: spans.0,
+            d2h_span_bytes: spans.1,
+        })
+    }
+
+    fn timeline(&self, device: &str) -> TimelineCheck {
+        let mut spans = self.compute.get(device).cloned().unwrap_or_default();
+        spans.sort_by_key(|&(s, e)| (s, std::cmp::Reverse(e)));
+        // Sweep with a stack of open spans: a span must end inside every span it starts in.
+        let mut open: Vec<Nanos> = vec![];
+        let mut overlaps = 0;
+        for (s, e) in spans {
+            while open.last().is_some_and(|&end| end <= s) {
+                open.pop();
+            }
+            if open.last().is_some_and(|&end| e > end) {
+                overlaps += 1;
+            }
+            open.push(e);
+        }
+        TimelineCheck {
+            compute_overlaps: overlaps,
+            copies_on_compute_lane: self.copies_on_compute.get(device).copied().unwrap_or(0),
+        }
     }
 
     /// A job lifecycle event (queueing tells "waiting for synthesis" from "no work").
@@ -176,6 +372,9 @@ impl ReportBuilder {
                 idle_seconds: g.idle as f64 / 1e9,
                 partitions: self.proofs.iter().filter(|p| p.device == g.device).count(),
                 gaps: g.seconds_by_cause(),
+                nvml: self.nvml_summary(&g.device),
+                pcie: self.pcie_summary(&g.device),
+                timeline: self.timeline(&g.device),
                 id: g.device,
             })
             .collect()
@@ -235,6 +434,58 @@ mod tests {
         assert_eq!(merged_length(&[(0, 10), (5, 15), (20, 30)], 0, 100), 25);
         assert_eq!(merged_length(&[(0, 10), (5, 15), (20, 30)], 8, 25), 12);
         assert_eq!(merged_length(&[], 0, 10), 0);
+    }
+
+    #[test]
+    fn timeline_checks_allow_nesting_and_count_overlaps() {
+        let mut r = ReportBuilder::default();
+        let mut span = |stage, start, end| {
+            r.add_span(&Span {
+                lane: Lane::Compute {
+                    device: "gpu0".into(),
+                },
+                stage,
+                start,
+                end,
+                job: None,
+                partition: None,
+                bytes: 0,
+            })
+        };
+        span(Stage::NttH, 0, 10);
+        span(Stage::Intt, 0, 4); // inside ntt_h
+        span(Stage::CosetNtt, 4, 10);
+        span(Stage::MsmH, 10, 20);
+        span(Stage::MsmL, 15, 25); // overlaps msm_h without nesting
+        span(Stage::H2d, 30, 31); // a copy on the compute lane
+        let t = r.timeline("gpu0");
+        assert_eq!((t.compute_overlaps, t.copies_on_compute_lane), (1, 1));
+    }
+
+    #[test]
+    fn nvml_and_pcie_summaries_integrate_samples() {
+        let mut r = ReportBuilder::default();
+        let s = |metric: &str, t: Nanos, value: f64| Sample {
+            t,
+            metric: metric.into(),
+            device: Some("gpu0".into()),
+            value,
+        };
+        for (t, util, rate) in [
+            (0, 1.0, 100.0),
+            (1_000_000_000, 0.5, 300.0),
+            (2_000_000_000, 0.0, 0.0),
+        ] {
+            r.add_sample(&s(metrics::GPU_UTIL, t, util));
+            r.add_sample(&s(metrics::NVML_PCIE_RX, t, rate));
+        }
+        r.add_sample(&s(metrics::PCIE_H2D_TOTAL, 0, 1000.0));
+        r.add_sample(&s(metrics::PCIE_H2D_TOTAL, 2_000_000_000, 1400.0));
+        let n = r.nvml_summary("gpu0").unwrap();
+        assert_eq!((n.util_mean, n.pcie_rx_bytes, n.samples), (0.75, 400.0, 3));
+        let p = r.pcie_summary("gpu0").unwrap();
+        assert_eq!((p.h2d_bytes, p.d2h_bytes), (400.0, 0.0));
+        assert!(r.nvml_summary("cpu0").is_none() && r.pcie_summary("cpu0").is_none());
     }
 
     #[test]
