@@ -1,8 +1,61 @@
 //! Logs: a rotating file under `$XDG_STATE_HOME/provetop/` for everything at info and above,
-//! and warnings on stderr for headless runs. `PROVETOP_LOG` overrides the filter.
+//! and warnings on stderr for headless runs, or in the dashboard's log pane when it owns the
+//! terminal. `PROVETOP_LOG` overrides the filter.
 
+use crossbeam_channel::{bounded, Receiver, Sender};
 use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Instant;
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::{fmt, layer::SubscriberExt, util::SubscriberInitExt, EnvFilter, Layer};
+
+/// A warning or error for the dashboard's log pane.
+pub struct PaneLine {
+    pub at: Instant,
+    pub level: String,
+    pub message: String,
+}
+
+/// Lines for the pane; bounded, and a full channel drops lines rather than block a thread.
+static PANE: OnceLock<(Sender<PaneLine>, Receiver<PaneLine>)> = OnceLock::new();
+
+/// The pane's lines, when the dashboard owns the terminal.
+pub fn pane() -> Option<Receiver<PaneLine>> {
+    PANE.get().map(|(_, rx)| rx.clone())
+}
+
+struct PaneLayer;
+
+#[derive(Default)]
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write;
+        if field.name() == "message" {
+            let _ = write!(self.0, "{value:?}");
+        } else {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> Layer<S> for PaneLayer {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        let Some((tx, _)) = PANE.get() else { return };
+        let mut m = Message::default();
+        event.record(&mut m);
+        let _ = tx.try_send(PaneLine {
+            at: Instant::now(),
+            level: event.metadata().level().to_string(),
+            message: m.0,
+        });
+    }
+}
 
 pub fn log_dir() -> PathBuf {
     let base = std::env::var_os("XDG_STATE_HOME")
@@ -13,7 +66,8 @@ pub fn log_dir() -> PathBuf {
     base.join("provetop")
 }
 
-/// Installs the subscriber; the guard flushes the file on drop. `stderr` adds a warning layer.
+/// Installs the subscriber; the guard flushes the file on drop. `stderr` adds a warning layer;
+/// without it (the dashboard) warnings go to the log pane instead.
 pub fn init(stderr: bool) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let filter =
         || EnvFilter::try_from_env("PROVETOP_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
@@ -48,9 +102,14 @@ pub fn init(stderr: bool) -> Option<tracing_appender::non_blocking::WorkerGuard>
             .with_target(false)
             .with_filter(EnvFilter::new("warn"))
     });
+    let pane_layer = (!stderr).then(|| {
+        PANE.get_or_init(|| bounded(1024));
+        PaneLayer.with_filter(LevelFilter::WARN)
+    });
     let _ = tracing_subscriber::registry()
         .with(file_layer)
         .with(stderr_layer)
+        .with(pane_layer)
         .try_init();
     guard
 }

@@ -3,6 +3,7 @@
 mod bench;
 mod cli;
 mod config_file;
+mod dashboard;
 mod devices;
 mod headless;
 mod kernels;
@@ -27,10 +28,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Bench(args)) => bench::main(args),
         Some(Command::Devices) => devices::main(),
-        None if interactive => headless::main(
-            &cli.engine,
-            Some("provetop: the dashboard is coming; proving headless meanwhile"),
-        ),
+        None if interactive => dashboard::main(&cli),
         None => headless::main(&cli.engine, None),
     };
     match result {

@@ -225,8 +225,12 @@ impl Pipeline {
         (secs > 0.0 && self.verified > 0).then(|| self.verified as f64 * 3600.0 / secs)
     }
 
-    /// Verified proofs per hour over the last `window` (the rate after a change settles).
+    /// Verified proofs per hour over the last `window` (the rate after a change settles), or
+    /// since the first job when that is shorter.
     pub fn recent_per_hour(&self, now: Nanos, window: Nanos) -> f64 {
+        let window = self
+            .first_submit
+            .map_or(window, |s| window.min(now.saturating_sub(s)));
         let from = now.saturating_sub(window);
         let n = self
             .proofs
