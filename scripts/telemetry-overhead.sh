@@ -39,7 +39,7 @@ echo "== parameters and a warm-up run" >&2
 bench on "$OUT/warmup.json"
 
 CONFIGS=(on-a off-a on-b off-b)
-printf 'round\tconfig\tproofs_per_hour\twall_seconds\tverified\n' >"$OUT/runs.tsv"
+printf 'round\tconfig\tproofs_per_hour\twall_seconds\tverified\ttelemetry_cpu_ratio\n' >"$OUT/runs.tsv"
 for ((r = 0; r < ROUNDS; r++)); do
   for ((i = 0; i < 4; i++)); do
     c="${CONFIGS[$(((r + i) % 4))]}"
@@ -49,7 +49,9 @@ for ((r = 0; r < ROUNDS; r++)); do
 import json, sys
 v = json.load(open(sys.argv[1]))
 s = v["summary"]
-print(f'{sys.argv[2]}\t{sys.argv[3]}\t{s["proofs_per_hour"]:.3f}\t{s["wall_seconds"]:.4f}\t{s["verified"]}/{s["proofs"]}')
+cpu = v.get("telemetry", {}).get("cpu_ratio")
+cpu = "-" if cpu is None else f"{cpu:.6f}"
+print(f'{sys.argv[2]}\t{sys.argv[3]}\t{s["proofs_per_hour"]:.3f}\t{s["wall_seconds"]:.4f}\t{s["verified"]}/{s["proofs"]}\t{cpu}')
 EOF
     echo "round $((r + 1))/$ROUNDS $c: $(tail -1 "$OUT/runs.tsv" | cut -f3) proofs/hour" >&2
   done
@@ -60,8 +62,11 @@ import statistics as st, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
 rounds, proofs, log2, backend, conc = sys.argv[2:7]
 by = {}
-for r, c, pph, wall, ver in rows:
+cpu = []
+for r, c, pph, wall, ver, tcpu in rows:
     by.setdefault(c, {})[int(r)] = float(pph)
+    if tcpu != "-":
+        cpu.append(float(tcpu))
     assert ver.split("/")[0] == ver.split("/")[1], f"a proof failed: {r} {c}"
 def med(c): return st.median(by[c].values())
 def paired(a, b):
@@ -88,5 +93,10 @@ for name, a, b in [("on / off (a)", "on-a", "off-a"), ("on / off (b)", "on-b", "
     print(f"| {name} | {med(a) / med(b):.4f} | {m:.4f} | {q1:.4f} – {q3:.4f} |")
 print(f"\n**Telemetry on / off, all runs: {ratio:.4f}** (median throughput with telemetry over median without; "
       f"cost {100 * (1 - ratio):+.2f} %). Noise floor between identical configurations: "
-      f"{100 * abs(1 - med('on-a') / med('on-b')):.2f} % (on) and {100 * abs(1 - med('off-a') / med('off-b')):.2f} % (off).")
+      f"{100 * abs(1 - med('on-a') / med('on-b')):.2f} % (on) and {100 * abs(1 - med('off-a') / med('off-b')):.2f} % (off) "
+      f"by the ratio of medians; per-round ratios between identical runs spread as the quartiles above show.")
+if cpu:
+    print(f"\nTelemetry's own threads (samplers, exporter) used a median {100 * st.median(cpu):.3f} % "
+          f"(max {100 * max(cpu):.3f} %) of the machine's cores over a run's wall time "
+          f"(`telemetry.cpu_ratio` of bench --json): the part of the cost that does not depend on the noise.")
 EOF

@@ -29,6 +29,10 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
         n += 1;
         crate::headless::status_line(n, total, p);
     })?;
+    // Telemetry's own threads, measured before shutdown ends them: what collection costs.
+    let telemetry_cpu = provetop_engine::telemetry::samplers::pools::threads_cpu_seconds(
+        provetop_engine::telemetry::samplers::pools::is_telemetry_thread,
+    );
     session.engine.shutdown();
     if let Some(dir) = &args.export_dir {
         export(dir, &loaded, &out, plan.partitions)?;
@@ -36,7 +40,7 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
     let stdout = std::io::stdout();
     let mut w = stdout.lock();
     if args.json {
-        serde_json::to_writer(&mut w, &report_json(&session, &loaded, &out))?;
+        serde_json::to_writer(&mut w, &report_json(&session, &loaded, &out, telemetry_cpu))?;
         writeln!(w)?;
     } else {
         write_table(&mut w, &session, &out)?;
@@ -44,7 +48,12 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
     Ok(if out.all_verified() { 0 } else { 1 })
 }
 
-fn report_json(session: &Session, loaded: &Loaded, out: &RunOutput) -> serde_json::Value {
+fn report_json(
+    session: &Session,
+    loaded: &Loaded,
+    out: &RunOutput,
+    telemetry_cpu: f64,
+) -> serde_json::Value {
     let plan = &session.plan;
     let shape = &loaded.shape;
     let mut report = json!({
@@ -72,6 +81,13 @@ fn report_json(session: &Session, loaded: &Loaded, out: &RunOutput) -> serde_jso
     // Devices (busy time, gaps by cause) come from telemetry: absent with `--telemetry off`.
     if session.engine.bus().is_enabled() {
         report["devices"] = json!(out.report.devices(out.start, out.end));
+        // CPU time of the samplers and the exporter since the engine started (so including
+        // parameter loading), against the cores over the run's wall time.
+        let cores = provetop_engine::config::cores() as f64;
+        report["telemetry"] = json!({
+            "threads_cpu_seconds": telemetry_cpu,
+            "cpu_ratio": telemetry_cpu / (out.wall_seconds().max(1e-9) * cores),
+        });
     }
     report
 }

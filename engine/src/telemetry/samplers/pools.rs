@@ -133,6 +133,25 @@ pub fn busy(
         .collect()
 }
 
+/// CPU seconds used so far by this process's live threads whose name `pick` accepts (thread
+/// names are at most 15 bytes on Linux). Telemetry measures its own samplers with it.
+pub fn threads_cpu_seconds(pick: impl Fn(&str) -> bool) -> f64 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    let ticks = Tasks::new().ticks;
+    dir.flatten()
+        .filter(|e| std::fs::read_to_string(e.path().join("comm")).is_ok_and(|n| pick(n.trim())))
+        .filter_map(|e| cpu_ns(&e.path(), ticks))
+        .sum::<u64>() as f64
+        / 1e9
+}
+
+/// Whether a thread is one of telemetry's own: a sampler or the metrics exporter.
+pub fn is_telemetry_thread(name: &str) -> bool {
+    name.starts_with("sampler-") || name.starts_with("metrics-")
+}
+
 pub(super) fn run(ctx: &Ctx) {
     if !Path::new("/proc/self/task").is_dir() {
         tracing::info!("no /proc/self/task; the pool sampler is off");
@@ -179,6 +198,26 @@ mod tests {
         let b = busy(&before, &after, 1000);
         assert_eq!(b[0], ("synthesis".into(), 0.4));
         assert_eq!(b[1], ("prover".into(), 0.0), "a new thread has no baseline");
+    }
+
+    #[test]
+    fn telemetry_threads_are_measured() {
+        assert!(is_telemetry_thread("sampler-ddr") && is_telemetry_thread("metrics-http"));
+        assert!(!is_telemetry_thread("prover-0"));
+        let h = std::thread::Builder::new()
+            .name("sampler-test".into())
+            .spawn(|| {
+                let t = std::time::Instant::now();
+                while t.elapsed() < Duration::from_millis(60) {
+                    std::hint::black_box(0u64);
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+        let used = threads_cpu_seconds(|n| n == "sampler-test");
+        assert!(used > 0.005 && used < 1.0, "{used}");
+        h.join().unwrap();
     }
 
     #[test]
