@@ -11,3 +11,5 @@ echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== scripts/tui-test.sh"
+scripts/tui-test.sh

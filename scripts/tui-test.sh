@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The dashboard end to end, in a real terminal (tmux): start `provetop --backend cpu` on a small
+# workload, wait for the first verified proof on screen, change GPU workers and the lock
+# strategy from the keyboard, check the screen and the engine's log show the change, quit with
+# q and check the terminal is back (no alternate screen, cursor shown, mouse released, the
+# shell prompt). Then the same restore after ctrl-c and after SIGTERM.
+#
+#   scripts/tui-test.sh              the test (CI runs it from scripts/test.sh)
+#   scripts/tui-test.sh --measure    also the UI thread's CPU use at 10 fps, idle, at 200×60
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MEASURE=0
+[[ "${1:-}" == "--measure" ]] && MEASURE=1
+
+if ! command -v tmux >/dev/null; then
+    echo "== installing tmux"
+    if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo); fi
+    "${SUDO[@]}" apt-get install -y tmux >/dev/null 2>&1 ||
+        { "${SUDO[@]}" apt-get update >/dev/null && "${SUDO[@]}" apt-get install -y tmux >/dev/null; }
+fi
+
+echo "== building provetop"
+cargo build --bin provetop 2>&1 | grep -v '^warning: provetop@' | tail -1
+BIN="$PWD/target/debug/provetop"
+
+TMP=$(mktemp -d)
+SOCK="$TMP/tmux.sock"
+export XDG_STATE_HOME="$TMP/state" XDG_CACHE_HOME="$TMP/cache" XDG_CONFIG_HOME="$TMP/config"
+T() { tmux -S "$SOCK" "$@"; }
+cleanup() {
+    T kill-server 2>/dev/null || true
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    echo "---- screen" >&2
+    T capture-pane -p -t pt 2>/dev/null >&2 || true
+    echo "---- log" >&2
+    cat "$XDG_STATE_HOME"/provetop/provetop.log* 2>/dev/null | tail -20 >&2 || true
+    exit 1
+}
+
+screen() { T capture-pane -p -t pt; }
+
+# Waits up to $1 seconds for the screen to match the extended regex $2.
+wait_for() {
+    local secs=$1 pattern=$2 i
+    for ((i = 0; i < secs * 10; i++)); do
+        screen | grep -Eq -- "$pattern" && return 0
+        sleep 0.1
+    done
+    fail "waited ${secs}s for /$pattern/ on screen"
+}
+
+# Starts a shell in a 100×30 terminal with a recognisable prompt, then provetop in it.
+start() {
+    T kill-server 2>/dev/null || true
+    T -f /dev/null new-session -d -s pt -x 100 -y 30 "env -i PATH=$PATH HOME=$TMP TERM=xterm-256color \
+        XDG_STATE_HOME=$XDG_STATE_HOME XDG_CACHE_HOME=$XDG_CACHE_HOME XDG_CONFIG_HOME=$XDG_CONFIG_HOME \
+        PS1='READY\$ ' bash --norc --noprofile"
+    wait_for 10 'READY\$'
+    T send-keys -t pt "$BIN --backend cpu --log2-constraints 10 --proofs 50 --gpu-workers-per-device 2 --lock single" Enter
+    # The first verified proof: the header's count leaves zero.
+    wait_for 180 '✓[1-9]'
+}
+
+restored() {
+    local how=$1
+    wait_for 20 'READY\$ *$'
+    [[ $(T display -p -t pt '#{alternate_on}') == 0 ]] || fail "$how: still on the alternate screen"
+    [[ $(T display -p -t pt '#{cursor_flag}') == 1 ]] || fail "$how: cursor hidden"
+    [[ $(T display -p -t pt '#{mouse_any_flag}') == 0 ]] || fail "$how: mouse still captured"
+    screen | grep -q '│' && fail "$how: dashboard left on screen"
+    # The line discipline is back to cooked mode: a typed line echoes and runs.
+    T send-keys -t pt 'echo cooked-$((6*7))' Enter
+    wait_for 5 '^cooked-42'
+    echo "ok: terminal restored after $how"
+}
+
+echo "== change GPU workers and the lock from the keyboard"
+start
+echo "ok: a verified proof on screen"
+# Settings view; to the top row, then down to gpu_workers_per_device (the 4th field).
+T send-keys -t pt 4
+wait_for 5 '▸ backend'
+T send-keys -t pt j j j
+wait_for 5 '▸ gpu_workers_per_device'
+T send-keys -t pt l
+wait_for 5 'gpu_workers_per_device +2 → 3 \*'
+T send-keys -t pt j l
+wait_for 5 'lock +single → two-lock \*'
+T send-keys -t pt Enter
+wait_for 10 'applied gpu_workers_per_device: 2 → 3, lock: single → two-lock'
+wait_for 5 'gpu_workers_per_device +3 +live'
+wait_for 5 '▸ lock +two-lock +live'
+wait_for 5 'two-lock ×3'
+echo "ok: the settings panel and the header show the change"
+# An invalid typed value is refused inline and changes nothing.
+T send-keys -t pt k Enter 0
+wait_for 5 'expected a whole number from 1 to 16, got `0`'
+T send-keys -t pt Escape
+T send-keys -t pt 5
+wait_for 5 'config +gpu_workers_per_device: 2 → 3 \(by ui\)'
+wait_for 5 'config +lock: single → two-lock \(by ui\)'
+echo "ok: the log view lists the Config events"
+T send-keys -t pt q
+restored "q"
+log() { cat "$XDG_STATE_HOME"/provetop/provetop.log*; }
+log | grep -q 'config gpu_workers_per_device: 2 -> 3 (by ui)' || fail "no gpu_workers change in the log"
+log | grep -q 'config lock: single -> two-lock (by ui)' || fail "no lock change in the log"
+echo "ok: the engine logged both changes (by ui)"
+
+echo "== ctrl-c"
+start
+T send-keys -t pt C-c
+restored "ctrl-c"
+
+echo "== SIGTERM"
+start
+pid=$(pgrep -n -f "^$BIN --backend cpu")
+kill -TERM "$pid"
+restored "SIGTERM"
+
+if [[ $MEASURE == 1 ]]; then
+    echo "== UI thread CPU at 10 fps, nothing changing, 200×60"
+    T kill-server 2>/dev/null || true
+    T -f /dev/null new-session -d -s pt -x 200 -y 60 "env TERM=xterm-256color $BIN --backend cpu --log2-constraints 10 --proofs 2"
+    wait_for 180 '✓2'
+    sleep 3
+    pid=$(T display -p -t pt '#{pane_pid}')
+    ticks() { awk '{print $14 + $15}' "/proc/$pid/task/$pid/stat"; }
+    hz=$(getconf CLK_TCK)
+    a=$(ticks)
+    sleep 30
+    b=$(ticks)
+    echo "ui thread: $(awk -v a="$a" -v b="$b" -v hz="$hz" 'BEGIN { printf "%.2f%% of a core over 30 s", 100 * (b - a) / hz / 30 }')"
+    T send-keys -t pt q
+fi
+echo "tui-test: every check passed"
