@@ -100,8 +100,8 @@ struct Msm {
                   dim3(PT_MSM_ACC_THREADS), 0, pts, (const uint32_t*)sorted, (const uint32_t*)counts,
                   (const uint32_t*)cursor, n, k.nb, k.nwin, k.chunk, k.nchunk, bsum, head, tail, edge);
         mark(false);
-        PT_LAUNCH(pt_msm_fixup, dim3((k.nwin * k.nchunk + 3) / 4),
-                  dim3(PT_MSM_RED_THREADS), 0, (const uint32_t*)cursor, (const uint32_t*)edge, k.nb, k.nwin, k.chunk,
+        PT_LAUNCH(pt_msm_fixup, dim3((k.nwin * k.nchunk + PT_MSM_FIX_THREADS - 1) / PT_MSM_FIX_THREADS),
+                  dim3(PT_MSM_FIX_THREADS), 0, (const uint32_t*)cursor, (const uint32_t*)edge, k.nb, k.nwin, k.chunk,
                   k.nchunk, (const g1_xyzz_t*)head, (const g1_xyzz_t*)tail, bsum);
         mark(false);
         PT_LAUNCH(pt_msm_bucket_reduce, dim3((k.nwin * k.nbseg + PT_MSM_RED_THREADS - 1) / PT_MSM_RED_THREADS),

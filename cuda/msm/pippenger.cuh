@@ -191,47 +191,56 @@ pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t*
     if (bend > p1 && bstart >= p0) edge[g] = b;
 }
 
-// grid = ceil(nwin * nchunk / 4) blocks of 128 threads. Each warp-sized group takes one
-// chunk (w, c): when a bucket b starts in it and runs past its end (edge[w][c] = b), the group
-// sums b's partials: the tail of chunk c and the heads of chunks c+1 .. (end - 1) / chunk,
-// 32 lanes then a tree. A bucket cut into thousands of chunks (e.g. the top window, or many
-// equal scalars) stays parallel.
-extern "C" __global__ void __launch_bounds__(PT_MSM_RED_THREADS)
+// grid = ceil(nwin * nchunk / 32) blocks of 32 threads. Thread (w, c) takes chunk c: when a
+// bucket b starts in it and runs past its end (edge[w][c] = b), b's sum is the tail of chunk
+// c plus the heads of chunks c+1 .. (end - 1) / chunk. Short runs (the usual one or two
+// chunks) are summed by the thread; longer ones (a bucket cut into thousands of chunks: the top
+// window, many equal scalars) by all 32 threads of the block, then a tree.
+#define PT_MSM_FIX_THREADS 32
+#define PT_MSM_FIX_SERIAL 16
+extern "C" __global__ void __launch_bounds__(PT_MSM_FIX_THREADS)
 pt_msm_fixup(const uint32_t* cursor, const uint32_t* edge, uint32_t nb, uint32_t nwin,
              uint32_t chunk, uint32_t nchunk, const g1_xyzz_t* head, const g1_xyzz_t* tail,
              g1_xyzz_t* bsum)
 {
-    __shared__ g1_xyzz_t s[PT_MSM_RED_THREADS];
-    const uint32_t t = threadIdx.x, lane = t & 31;
-    const uint32_t g = blockIdx.x * (PT_MSM_RED_THREADS / 32) + (t >> 5);
-    bool active = false;
-    uint32_t w = 0, b = 0, cs = 0, ce = 0;
+    __shared__ g1_xyzz_t s[PT_MSM_FIX_THREADS];
+    __shared__ uint32_t s_long[PT_MSM_FIX_THREADS];
+    const uint32_t t = threadIdx.x;
+    const uint32_t g = blockIdx.x * PT_MSM_FIX_THREADS + t;
+    uint32_t span = 0;
     if (g < nwin * nchunk && edge[g] != PT_MSM_SKIP) {
-        active = true;
-        w = g / nchunk;
-        b = edge[g];
-        cs = g % nchunk;
-        ce = (cursor[(size_t)w * nb + b] - 1) / chunk;
-    }
-    g1_xyzz_t acc = pt_xyzz_inf();
-    if (active) {
-        const size_t base = (size_t)w * nchunk;
-        if (lane == 0) acc = pt_load(tail + base + cs);
-        for (uint32_t c = cs + 1 + lane; c <= ce; c += 32) pt_add_ni(acc, pt_load(head + base + c));
-    }
-    s[t] = acc;
-    __syncthreads();
-    // lanes 0 .. m-1 hold partial sums (usually m = 1: the bucket crosses a single edge)
-    const uint32_t m = active ? min(32u, ce - cs) : 0;
-    for (uint32_t h = 16; h > 0; h >>= 1) {
-        if (lane < h && lane + h < m) {
-            g1_xyzz_t x = s[t];
-            pt_add_ni(x, s[t + h]);
-            s[t] = x;
+        const uint32_t w = g / nchunk, b = edge[g], cs = g % nchunk;
+        const uint32_t ce = (cursor[(size_t)w * nb + b] - 1) / chunk;
+        span = ce - cs;
+        if (span <= PT_MSM_FIX_SERIAL) {
+            const size_t base = (size_t)w * nchunk;
+            g1_xyzz_t acc = pt_load(tail + base + cs);
+            for (uint32_t c = cs + 1; c <= ce; c++) pt_add_ni(acc, pt_load(head + base + c));
+            pt_store(bsum + (size_t)w * nb + b, acc);
         }
+    }
+    s_long[t] = span > PT_MSM_FIX_SERIAL ? span : 0;
+    __syncthreads();
+    for (uint32_t j = 0; j < PT_MSM_FIX_THREADS; j++) {
+        if (s_long[j] == 0) continue;  // block-uniform
+        const uint32_t gj = blockIdx.x * PT_MSM_FIX_THREADS + j;
+        const uint32_t w = gj / nchunk, b = edge[gj], cs = gj % nchunk, ce = cs + s_long[j];
+        const size_t base = (size_t)w * nchunk;
+        g1_xyzz_t acc = t == 0 ? pt_load(tail + base + cs) : pt_xyzz_inf();
+        for (uint32_t c = cs + 1 + t; c <= ce; c += PT_MSM_FIX_THREADS) pt_add_ni(acc, pt_load(head + base + c));
+        s[t] = acc;
+        __syncthreads();
+        for (uint32_t h = PT_MSM_FIX_THREADS / 2; h > 0; h >>= 1) {
+            if (t < h) {
+                g1_xyzz_t x = s[t];
+                pt_add_ni(x, s[t + h]);
+                s[t] = x;
+            }
+            __syncthreads();
+        }
+        if (t == 0) pt_store(bsum + (size_t)w * nb + b, s[0]);
         __syncthreads();
     }
-    if (active && lane == 0) pt_store(bsum + (size_t)w * nb + b, s[t]);
 }
 
 // grid = ceil(nwin * nbseg / 128), 128 threads: segs[w][s] = sum over buckets b in
