@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
         else if (a == "--quick") g_opt.quick = true;
         else if (a == "--only") g_opt.only = next();
         else if (a == "--msm-c") g_opt.msm_c = atoi(next().c_str());
-        else if (a == "--msm-chunk") g_opt.msm_seg = atoi(next().c_str());
+        else if (a == "--msm-chunk") g_opt.msm_chunk = atoi(next().c_str());
         else if (a == "--profile-msm") g_opt.profile_msm = atoi(next().c_str());
         else if (a == "--profile-ntt") g_opt.profile_ntt = atoi(next().c_str());
         else if (a == "--msm-large") g_opt.msm_large = atoi(next().c_str());

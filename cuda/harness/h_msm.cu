@@ -68,7 +68,7 @@ struct Msm {
     uint32_t n = 0;
     void init(uint32_t n_) {
         n = n_;
-        k = pt_msm_make_config(n, g_opt.msm_c, g_opt.msm_seg);
+        k = pt_msm_make_config(n, g_opt.msm_c, g_opt.msm_chunk);
         lay = pt_msm_scratch_layout(n, k);
         scratch = dalloc<uint8_t>(lay.total);
         result = dalloc<g1_jac_t>(1);

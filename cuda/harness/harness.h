@@ -13,7 +13,7 @@ struct Opts {
     int reps = 7;
     bool quick = false;   // fewer sizes (emulator runs)
     int msm_c = 0;        // override the window size
-    int msm_seg = 0;      // override sorted entries per accumulation thread (chunk)
+    int msm_chunk = 0;      // override sorted entries per accumulation thread (chunk)
     std::string only;     // "field", "ntt", "msm" or empty for all
     int profile_msm = 0;  // run one MSM of 2^k (for a profiler), no checks
     int msm_large = 0;    // only the checked + timed random MSM of 2^k
