@@ -14,8 +14,11 @@ pub use logs::{LogEntry, Logs};
 pub use pipeline::{JobRow, PartRow, Pipeline, StageStats, MEDIAN_OVER};
 pub use ring::Ring;
 pub use samples::{Samples, Series};
-pub use timeline::{DeviceTimeline, Gap, LaneKind, LaneRef, LaneTimeline, SpanRec, Timelines};
+pub use timeline::{
+    DeviceTimeline, Gap, Idle, LaneKind, LaneRef, LaneTimeline, SpanRec, Timelines,
+};
 
+use provetop_engine::telemetry::gaps::GapAnalyzer;
 use provetop_engine::telemetry::{Event, Nanos, SessionInfo};
 
 /// How far back the dashboard keeps spans and samples: the widest zoom plus room to scroll.
@@ -33,6 +36,8 @@ pub struct State {
     pub logs: Logs,
     /// Events the source says it could not deliver (a slow subscriber loses, never blocks).
     pub dropped: u64,
+    /// Why each device was idle: the engine's attribution, a pure function of the events.
+    gap_causes: GapAnalyzer,
 }
 
 impl State {
@@ -47,10 +52,12 @@ impl State {
             pipeline: Pipeline::default(),
             logs: Logs::default(),
             dropped: 0,
+            gap_causes: GapAnalyzer::new(),
         }
     }
 
     pub fn apply(&mut self, event: &Event) {
+        self.gap_causes.observe(event);
         match event {
             Event::Span(s) => self.timelines.add(s),
             Event::Sample(s) => self.samples.add(s),
@@ -69,5 +76,48 @@ impl State {
         let cutoff = self.now.saturating_sub(self.history);
         self.timelines.evict(cutoff);
         self.samples.evict(cutoff);
+        self.gap_causes.prune(cutoff);
+    }
+
+    /// What device `d` waited for during the gap `[start, end)`: each cause with its share,
+    /// the largest first, as the engine attributes them; a cause the source attached to the
+    /// gap when the engine's attribution has nothing.
+    pub fn gap_causes(&self, d: usize, start: Nanos, end: Nanos) -> Vec<(String, f64)> {
+        let Some(dev) = self.timelines.devices.get(d) else {
+            return vec![];
+        };
+        let len = end.saturating_sub(start).max(1);
+        let mut by: Vec<(String, Nanos)> = vec![];
+        for g in self
+            .gap_causes
+            .attribute(start, end.max(start + 1))
+            .into_iter()
+            .filter(|g| g.device == dev.id)
+        {
+            for seg in g.gaps.iter().flat_map(|g| &g.segments) {
+                let n = seg.end.min(end).saturating_sub(seg.start.max(start));
+                let name = seg.cause.to_string();
+                match by.iter_mut().find(|(c, _)| *c == name) {
+                    Some((_, t)) => *t += n,
+                    None => by.push((name, n)),
+                }
+            }
+        }
+        by.retain(|(_, n)| *n > 0);
+        by.sort_by(|a, b| b.1.cmp(&a.1));
+        let mut out: Vec<(String, f64)> = by
+            .into_iter()
+            .map(|(c, n)| (c, n as f64 / len as f64))
+            .collect();
+        if out.is_empty() {
+            let attached = dev.gaps(start, start + 1, self.now);
+            out.extend(
+                attached
+                    .into_iter()
+                    .filter_map(|g| g.cause)
+                    .map(|c| (c, 1.0)),
+            );
+        }
+        out
     }
 }

@@ -321,6 +321,7 @@ mod tests {
         let st = p.stage_stats();
         assert_eq!((st[0].stage, st[0].median, st[0].n), (Stage::MsmH, 2.0, 3));
         assert_eq!(p.proofs_per_hour(3_600_000_000_000), Some(3.0));
-        assert_eq!(p.recent_per_hour(3_000_000_000, 3_600_000_000_000), 3.0);
+        // Three proofs in the three seconds since the first job: the window shrinks to them.
+        assert_eq!(p.recent_per_hour(3_000_000_000, 3_600_000_000_000), 3600.0);
     }
 }

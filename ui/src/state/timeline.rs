@@ -185,9 +185,16 @@ impl DeviceTimeline {
             .map(|(c, _)| c.to_string())
     }
 
-    /// Every gap that intersects `[t0, t1)`, whole (not clipped to the window); the last one
-    /// is open when nothing has run since it began. Only compute stages count as busy.
-    pub fn gaps(&self, t0: Nanos, t1: Nanos, now: Nanos) -> Vec<Gap> {
+    /// Calls `f(start, end, open)` for every gap that intersects `[t0, t1)`, whole (not
+    /// clipped to the window); the last one is open when nothing has run since it began. Only
+    /// compute stages count as busy. Allocates nothing: the views call it every frame.
+    pub fn each_gap(
+        &self,
+        t0: Nanos,
+        t1: Nanos,
+        now: Nanos,
+        mut f: impl FnMut(Nanos, Nanos, bool),
+    ) {
         let lane = &self.compute;
         let idx = lane.first_candidate(t0);
         // Spans before `idx` end before t0; the frontier is the latest end among the last few.
@@ -200,43 +207,81 @@ impl DeviceTimeline {
             .max()
             .unwrap_or(self.since)
             .max(self.since);
-        let mut out = vec![];
-        let push = |start: Nanos, end: Nanos, open: bool, out: &mut Vec<Gap>| {
+        let mut emit = |start: Nanos, end: Nanos, open: bool| {
             if end > start && end > t0 && start < t1 {
-                out.push(Gap {
-                    start,
-                    end,
-                    open,
-                    cause: self.cause_of(start, end),
-                });
+                f(start, end, open);
             }
         };
         for s in lane.spans.range(idx).filter(|s| s.stage.is_compute()) {
             if s.start > frontier {
-                push(frontier, s.start, false, &mut out);
+                emit(frontier, s.start, false);
             }
             frontier = frontier.max(s.end);
             if s.start >= t1 {
-                return out;
+                return;
             }
         }
-        push(frontier, now, true, &mut out);
+        emit(frontier, now, true);
+    }
+
+    /// Every gap that intersects `[t0, t1)`, whole, with its cause where one was reported.
+    pub fn gaps(&self, t0: Nanos, t1: Nanos, now: Nanos) -> Vec<Gap> {
+        let mut out = vec![];
+        self.each_gap(t0, t1, now, |start, end, open| {
+            out.push(Gap {
+                start,
+                end,
+                open,
+                cause: self.cause_of(start, end),
+            })
+        });
         out
+    }
+
+    /// Idle time over `[t0, t1)`, and the gaps at least `min` long: how many, the longest.
+    pub fn idle(&self, t0: Nanos, t1: Nanos, now: Nanos, min: Nanos) -> Idle {
+        let end = t1.min(now);
+        let start = t0.max(self.since);
+        let mut idle = Idle::default();
+        if end <= start {
+            return idle;
+        }
+        idle.window = end - start;
+        self.each_gap(start, end, now, |a, b, _| {
+            idle.idle += b.min(end).saturating_sub(a.max(start));
+            if b - a >= min {
+                idle.gaps += 1;
+                if idle.longest.is_none_or(|(_, l)| b - a > l) {
+                    idle.longest = Some((a, b - a));
+                }
+            }
+        });
+        idle
     }
 
     /// Busy fraction of the compute lane over `[t0, t1)`: one minus the idle share.
     pub fn compute_busy(&self, t0: Nanos, t1: Nanos, now: Nanos) -> f64 {
-        let end = t1.min(now);
-        let start = t0.max(self.since);
-        if end <= start {
-            return 0.0;
+        self.idle(t0, t1, now, Nanos::MAX).busy()
+    }
+}
+
+/// A device's idle time over a window.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Idle {
+    pub window: Nanos,
+    pub idle: Nanos,
+    /// Gaps at least the asked length, and the longest of them: (start, length).
+    pub gaps: usize,
+    pub longest: Option<(Nanos, Nanos)>,
+}
+
+impl Idle {
+    pub fn busy(&self) -> f64 {
+        if self.window == 0 {
+            0.0
+        } else {
+            1.0 - self.idle as f64 / self.window as f64
         }
-        let idle: Nanos = self
-            .gaps(start, end, now)
-            .iter()
-            .map(|g| g.end.min(end).saturating_sub(g.start.max(start)))
-            .sum();
-        1.0 - idle as f64 / (end - start) as f64
     }
 }
 

@@ -54,12 +54,13 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui)
     let mut lines = vec![];
     for d in &state.timelines.devices {
         let id = Some(d.id.as_str());
+        let b = busy(state, ui, d);
         let mut first = vec![
             Span::styled(format!("{:<6}", d.id), Style::default().fg(theme.fg)),
             label("busy ", theme),
-            value(format!("{:>4} ", fmt::pct(busy(state, ui, d))), theme),
+            value(format!("{:>4} ", fmt::pct(b)), theme),
         ];
-        first.extend(gauge_spans(busy(state, ui, d), 10, theme));
+        first.extend(gauge_spans(b, 10, theme));
         if d.is_gpu() {
             first.push(label("  util ", theme));
             first.push(value(

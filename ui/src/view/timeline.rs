@@ -492,38 +492,32 @@ fn detail_lines<'a>(
                 format!("{} idle, {when}", fmt::nanos(gap.len())),
                 Style::default().fg(theme.fg),
             ),
-            Span::styled(" · cause: ", theme.dim()),
+            Span::styled(" · ", theme.dim()),
             Span::styled(
-                gap.cause.clone().unwrap_or_else(|| "not reported".into()),
-                Style::default().fg(theme.fg),
+                cause_text(state, *d, gap),
+                Style::default().fg(theme.fg).add_modifier(Modifier::BOLD),
             ),
         ]));
     } else if let Some(d) = ui.selected_device(state) {
         let dev = &state.timelines.devices[d];
-        let t1 = g.t1.min(state.now);
-        let gaps: Vec<Gap> = dev
-            .gaps(g.t0, t1, state.now)
-            .into_iter()
-            .filter(|x| x.len() >= min_gap(g))
-            .collect();
-        let longest = gaps.iter().max_by_key(|x| x.len());
+        let idle = dev.idle(g.t0, g.t1, state.now, min_gap(g));
         let mut spans = vec![
             Span::styled(format!(" {}: ", dev.id), Style::default().fg(theme.fg)),
             Span::styled(
                 format!(
                     "compute busy {} of the window · {} gaps",
-                    fmt::pct(dev.compute_busy(g.t0, t1, state.now)),
-                    gaps.len()
+                    fmt::pct(idle.busy()),
+                    idle.gaps
                 ),
                 Style::default().fg(theme.fg),
             ),
         ];
-        if let Some(l) = longest {
+        if let Some((start, len)) = idle.longest {
             spans.push(Span::styled(
                 format!(
                     ", longest {} at {}",
-                    fmt::nanos(l.len()),
-                    fmt::clock(l.start, true)
+                    fmt::nanos(len),
+                    fmt::clock(start, true)
                 ),
                 Style::default().fg(theme.fg),
             ));
@@ -557,6 +551,21 @@ fn detail_lines<'a>(
     }
     lines.push(Line::from(legend));
     lines
+}
+
+/// `waiting for synthesis 80% · lock held by worker 1 20%`, or why there is no cause.
+fn cause_text(state: &State, d: usize, gap: &Gap) -> String {
+    let causes = state.gap_causes(d, gap.start, gap.end);
+    match causes.as_slice() {
+        [] => "cause not reported".into(),
+        [(c, _)] => c.clone(),
+        many => many
+            .iter()
+            .take(3)
+            .map(|(c, share)| format!("{c} {}", fmt::pct(*share)))
+            .collect::<Vec<_>>()
+            .join(" · "),
+    }
 }
 
 /// Gaps shorter than this are noise at the current zoom (under half a column, or 1 ms).
