@@ -104,7 +104,7 @@ impl State {
             }
         }
         by.retain(|(_, n)| *n > 0);
-        by.sort_by(|a, b| b.1.cmp(&a.1));
+        by.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
         let mut out: Vec<(String, f64)> = by
             .into_iter()
             .map(|(c, n)| (c, n as f64 / len as f64))
