@@ -49,6 +49,13 @@ pub enum Command {
     Bench(BenchArgs),
     /// Lists GPUs, the driver, the embedded kernels, and which backend `auto` picks.
     Devices,
+    /// Checks every GPU against the cpu backend on fresh random inputs: NTTs in every order,
+    /// the H polynomial, MSMs with edge cases, and whole proofs (byte-identical for equal r, s).
+    Check {
+        /// Largest log2 size of the NTT and MSM checks.
+        #[arg(long, default_value_t = 20)]
+        max_log2: u32,
+    },
 }
 
 #[derive(Args, Debug)]

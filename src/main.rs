@@ -1,6 +1,7 @@
 //! provetop: the command line over the engine and the dashboard.
 
 mod bench;
+mod check;
 mod cli;
 mod config_file;
 mod dashboard;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Bench(args)) => bench::main(args),
         Some(Command::Devices) => devices::main(),
+        Some(Command::Check { max_log2 }) => check::main(*max_log2),
         None if interactive => dashboard::main(&cli),
         None => headless::main(&cli.engine, None),
     };

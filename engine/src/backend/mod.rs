@@ -85,6 +85,33 @@ impl Steps {
     }
 }
 
+/// The live settings a region runs under, read from the config when the partition starts.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionOptions {
+    pub prestage: bool,
+    pub msm_double_buffer: bool,
+    pub srs_residency: crate::config::Residency,
+    pub vram_budget: crate::config::Budget,
+}
+
+impl Default for RegionOptions {
+    fn default() -> Self {
+        let c = crate::config::EngineConfig::default();
+        RegionOptions::from(&c)
+    }
+}
+
+impl From<&crate::config::EngineConfig> for RegionOptions {
+    fn from(c: &crate::config::EngineConfig) -> Self {
+        RegionOptions {
+            prestage: c.prestage,
+            msm_double_buffer: c.msm_double_buffer,
+            srs_residency: c.srs_residency,
+            vram_budget: c.vram_budget,
+        }
+    }
+}
+
 /// The evaluations and scalars a device works on for one partition.
 pub struct RegionInput<'a> {
     pub abc: [Vec<Scalar>; 3],
@@ -94,6 +121,7 @@ pub struct RegionInput<'a> {
     pub params: &'a Parameters,
     /// Whether B in G2 runs here (`b_g2_on = gpu`) rather than in the finalizer.
     pub b_g2: bool,
+    pub opts: RegionOptions,
 }
 
 impl<'a> RegionInput<'a> {
@@ -103,6 +131,7 @@ impl<'a> RegionInput<'a> {
         msms: &'a Msms,
         params: &'a Parameters,
         b_g2: bool,
+        opts: RegionOptions,
     ) -> Self {
         let log2_domain = asg.num_rows().next_power_of_two().trailing_zeros();
         let abc = [
@@ -117,6 +146,7 @@ impl<'a> RegionInput<'a> {
             msms,
             params,
             b_g2,
+            opts,
         }
     }
 }

@@ -231,3 +231,12 @@ impl ConstraintSystem<Scalar> for EvalCs<'_> {
         self
     }
 }
+
+/// `n` independent uniformly random G1 points (random multiples of the generator), for tests
+/// and device checks; fixed-base tables make this cheap at millions of points.
+pub fn random_g1(n: usize, seed: u64) -> Vec<blstrs::G1Affine> {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
+    FixedBase::<G1Projective>::new(G1Projective::generator()).mul_many(&scalars, &|_| {})
+}

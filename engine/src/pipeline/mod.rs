@@ -11,7 +11,7 @@ mod state;
 mod synthesis;
 mod worker;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use blstrs::Scalar;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
@@ -103,13 +103,19 @@ impl EngineHandle {
         bus: Bus,
         clock: Clock,
     ) -> Result<Self> {
-        let backend = match config.backend {
-            BackendKind::Cpu | BackendKind::Auto => BackendKind::Cpu,
-            BackendKind::Cuda => bail!("the cuda backend is not available in this build"),
-        };
+        let (backend, why) = crate::backend::resolve(config.backend);
+        if let Some(why) = why {
+            tracing::info!("backend auto: the cpu backend, because {why}");
+        }
         let (tx, rx) = unbounded();
         let config_devices = config.devices.clone();
-        let state = State::new(config)?;
+        let mut state = State::new(config)?;
+        if backend == BackendKind::Cuda {
+            // GPUs are fixed at start; `cpu_devices` applies to the cpu backend only.
+            for exec in crate::backend::cuda::executors(&config_devices)? {
+                state.add_device(exec);
+            }
+        }
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             cv: Condvar::new(),

@@ -99,7 +99,9 @@ fn sync(shared: &Arc<Shared>, st: &mut State, old: &EngineConfig) -> anyhow::Res
             d.lock = Arc::from(super::locks::new_lock(cfg.lock));
         }
     }
-    sync_cpu_devices(st, cfg.cpu_devices)?;
+    if shared.backend == crate::backend::BackendKind::Cpu {
+        sync_cpu_devices(st, cfg.cpu_devices)?;
+    }
     for d in 0..st.devices.len() {
         st.devices[d].target = cfg.gpu_workers_per_device;
         while !st.devices[d].retiring && st.devices[d].running() < st.devices[d].target {

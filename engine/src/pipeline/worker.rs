@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::finalize;
 use super::state::{Ready, State};
 use super::Shared;
-use crate::backend::{Engine, RegionInput, Steps};
+use crate::backend::{Engine, RegionInput, RegionOptions, Steps};
 use crate::config::Placement;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, Span, Stage};
 
@@ -67,6 +67,7 @@ fn run(shared: &Arc<Shared>, name: String, slot: usize) {
             .expect("device");
         let (exec, lock) = (st.devices[d].exec.clone(), st.devices[d].lock.clone());
         let b_g2_here = st.cfg.b_g2_on == Placement::Gpu;
+        let opts = RegionOptions::from(&st.cfg);
         st.proving += 1;
         let prover_pool = st.prover_pool.clone();
         drop(st);
@@ -78,7 +79,7 @@ fn run(shared: &Arc<Shared>, name: String, slot: usize) {
             slot,
             exec,
             lock,
-            b_g2_here,
+            (b_g2_here, opts),
             ready,
             &prover_pool,
         );
@@ -92,7 +93,7 @@ fn prove(
     slot: usize,
     exec: Arc<dyn crate::backend::Executor>,
     lock: Arc<dyn super::locks::DeviceLock>,
-    b_g2_here: bool,
+    (b_g2_here, opts): (bool, RegionOptions),
     mut ready: Ready,
     prover_pool: &rayon::ThreadPool,
 ) {
@@ -111,7 +112,13 @@ fn prove(
     let mut steps = Steps::default();
     let result = {
         let mut gate = lock.gate();
-        let input = RegionInput::new(&mut ready.asg, &ready.msms, &ready.loaded.params, b_g2_here);
+        let input = RegionInput::new(
+            &mut ready.asg,
+            &ready.msms,
+            &ready.loaded.params,
+            b_g2_here,
+            opts,
+        );
         exec.prove_region(input, &mut *gate, &mut steps)
     };
     for step in &steps.0 {

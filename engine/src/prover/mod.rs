@@ -12,7 +12,7 @@ pub use verify::{verify, PreparedVerifyingKey, VerifyError};
 use anyhow::Result;
 use blstrs::Scalar;
 
-use crate::backend::{Executor, Gate, RegionInput, Steps};
+use crate::backend::{Executor, Gate, RegionInput, RegionOptions, Steps};
 use crate::circuit::Assignment;
 use crate::params::Parameters;
 
@@ -25,7 +25,7 @@ impl Gate for Open {
 }
 
 /// Proves one assignment on `exec` with the given randomisers, outside the pipeline; B in G2
-/// runs on the executor. With the same r and s every backend must give the same bytes.
+/// runs on the executor when it can. With the same r and s every backend must give the same bytes.
 pub fn prove_with(
     exec: &dyn Executor,
     mut asg: Assignment,
@@ -34,8 +34,12 @@ pub fn prove_with(
     s: Scalar,
 ) -> Result<Proof> {
     let msms = prepare(&asg, params)?;
-    let input = RegionInput::new(&mut asg, &msms, params, true);
+    let input = RegionInput::new(&mut asg, &msms, params, true, RegionOptions::default());
     let m = exec.prove_region(input, &mut Open, &mut Steps::default())?;
-    let b_g2 = m.b_g2.expect("B_G2 was asked of the executor");
+    // An executor without G2 kernels leaves B in G2 to the CPU.
+    let b_g2 = match m.b_g2 {
+        Some(b) => b,
+        None => crate::backend::cpu::msm::msm::<blstrs::G2Projective>(&params.b_g2, &msms.b).0,
+    };
     Ok(assemble(&params.vk, r, s, &m, b_g2))
 }

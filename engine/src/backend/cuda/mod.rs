@@ -2,6 +2,16 @@
 //! launched through the CUDA driver API (cudarc, loaded at run time). Without a driver, a GPU
 //! or kernels, the engine keeps running on the cpu backend and `probe` says why.
 
+mod executor;
+mod gpu;
+pub mod msm;
+pub mod ntt;
+mod ops;
+
+pub use ops::NttKind;
+
+pub use executor::CudaExecutor;
+
 use cudarc::driver::{CudaContext, CudaModule};
 use serde::Serialize;
 use std::sync::{Arc, OnceLock};
@@ -149,4 +159,27 @@ pub fn load_module(ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>, String> {
     }
     ctx.load_module(cudarc::nvrtc::Ptx::from_binary(k.fatbin.to_vec()))
         .map_err(|e| format!("loading the kernels failed: {e}"))
+}
+
+/// Executors for the GPUs `devices` names (all usable ones when empty).
+pub fn executors(devices: &[u32]) -> anyhow::Result<Vec<Arc<CudaExecutor>>> {
+    let probe = probe();
+    if let Some(why) = probe.unavailable() {
+        anyhow::bail!("the cuda backend cannot run: {why}");
+    }
+    let usable = probe.usable();
+    let wanted: Vec<usize> = if devices.is_empty() {
+        usable.clone()
+    } else {
+        devices.iter().map(|d| *d as usize).collect()
+    };
+    wanted
+        .into_iter()
+        .map(|d| {
+            if !usable.contains(&d) {
+                anyhow::bail!("GPU {d} is not usable (usable: {usable:?})");
+            }
+            Ok(Arc::new(CudaExecutor::new(d)?))
+        })
+        .collect()
 }

@@ -1,0 +1,524 @@
+//! A GPU as an `Executor`: per partition, uploads a/b/c and the MSM scalars, runs the H
+//! pipeline and the H, L, A and B_G1 MSMs on the device, and reads back five points. The SRS
+//! stays resident per parameter set; each concurrent worker has its own streams and workspace.
+//! A partition that does not fit waits for memory other workers release, or, when nothing else
+//! runs, proves on the CPU and says so.
+
+use anyhow::Result;
+use blstrs::{G1Affine, G1Projective, Scalar};
+use cudarc::driver::CudaStream;
+use ff::Field;
+use parking_lot::{Condvar, Mutex};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::gpu::{DevBuf, Gpu, OutOfMemory, Timeline};
+use super::{msm, ntt};
+use crate::backend::cpu::CpuExecutor;
+use crate::backend::{BackendKind, Engine, Executor, Gate, RegionInput, Steps};
+use crate::config::{Budget, Residency};
+use crate::params::Parameters;
+use crate::prover::RegionResult;
+use crate::telemetry::accounting::VramPurpose;
+use crate::telemetry::{DeviceInfo, Stage};
+
+const FR: usize = 32;
+const G1: usize = 96;
+
+/// The device copy of a parameter set's G1 queries.
+struct Srs {
+    key: [u8; 48],
+    h: DevBuf,
+    l: DevBuf,
+    a: DevBuf,
+    b_g1: DevBuf,
+}
+
+/// Identifies a parameter set: its delta is fresh randomness of its setup.
+fn srs_key(p: &Parameters) -> [u8; 48] {
+    p.vk.delta_g1.to_compressed()
+}
+
+/// Device buffers of one worker, kept between partitions of the same size.
+struct Workspace {
+    log2: u32,
+    msm_n: usize,
+    /// a, b, c, then NTT scratch: 4n Fr.
+    abc: DevBuf,
+    /// The L, A and B_G1 tail scalars (Montgomery) and one-indices, msm_n each.
+    scalars: DevBuf,
+    idx: DevBuf,
+    msm: DevBuf,
+    sum: DevBuf,
+    results: DevBuf,
+}
+
+struct StreamSet {
+    compute: Arc<CudaStream>,
+    copy: Arc<CudaStream>,
+    ws: Option<Workspace>,
+}
+
+pub struct CudaExecutor {
+    name: String,
+    gpu: Arc<Gpu>,
+    tables: Mutex<HashMap<u32, Arc<ntt::Tables>>>,
+    srs: Mutex<Option<Arc<Srs>>>,
+    idle: Mutex<Vec<StreamSet>>,
+    /// Regions running now, and a signal when one ends (memory may have been released).
+    running: Mutex<usize>,
+    released: Condvar,
+    fallback: Mutex<Option<Arc<CpuExecutor>>>,
+}
+
+/// An MSM whose scalars are split into the scalar-one bases and the rest.
+struct Split {
+    /// The scalars with every 0 and 1 replaced by 0: zeros cost the kernels no additions.
+    tail: Vec<Scalar>,
+    ones: Vec<u32>,
+}
+
+fn split(scalars: &[Scalar]) -> Split {
+    let tail = scalars
+        .par_iter()
+        .map(|s| if *s == Scalar::ONE { Scalar::ZERO } else { *s })
+        .collect();
+    let ones = scalars
+        .par_iter()
+        .enumerate()
+        .filter(|(_, s)| **s == Scalar::ONE)
+        .map(|(i, _)| i as u32)
+        .collect();
+    Split { tail, ones }
+}
+
+/// The device layout of blst's projective point.
+pub(super) fn jacobian(bytes: &[u8]) -> G1Projective {
+    assert_eq!(bytes.len(), msm::JACOBIAN);
+    // SAFETY: G1Projective is repr(transparent) over blst_p1, three Fp of 48 bytes (Jacobian).
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const G1Projective) }
+}
+
+impl CudaExecutor {
+    pub fn new(ordinal: usize) -> Result<CudaExecutor> {
+        let gpu = Gpu::open(ordinal)?;
+        Ok(CudaExecutor {
+            name: format!("gpu{ordinal}"),
+            gpu,
+            tables: Mutex::default(),
+            srs: Mutex::default(),
+            idle: Mutex::default(),
+            running: Mutex::new(0),
+            released: Condvar::new(),
+            fallback: Mutex::default(),
+        })
+    }
+
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// Allocates under the VRAM budget; failing that, frees idle workspaces and retries.
+    fn alloc(&self, bytes: usize, purpose: VramPurpose, budget: Budget) -> Result<DevBuf> {
+        let over = |b: Budget| match b {
+            Budget::Bytes(max) => self.gpu.counters.snapshot().vram_used() + bytes as u64 > max,
+            Budget::Auto => false,
+        };
+        for attempt in 0..2 {
+            if !over(budget) {
+                match self.gpu.alloc(bytes, purpose) {
+                    Ok(b) => return Ok(b),
+                    Err(e) if e.downcast_ref::<OutOfMemory>().is_none() => return Err(e),
+                    Err(_) => {}
+                }
+            }
+            if attempt == 0 {
+                for set in self.idle.lock().iter_mut() {
+                    set.ws = None;
+                }
+            }
+        }
+        Err(OutOfMemory { bytes }.into())
+    }
+
+    fn tables(&self, s: &CudaStream, log2: u32) -> Result<Arc<ntt::Tables>> {
+        let mut t = self.tables.lock();
+        if let Some(x) = t.get(&log2) {
+            return Ok(x.clone());
+        }
+        let x = Arc::new(ntt::Tables::build(&self.gpu, s, log2)?);
+        t.insert(log2, x.clone());
+        Ok(x)
+    }
+
+    /// The parameter set's queries on the device, uploaded once while residency allows.
+    fn srs(
+        &self,
+        s: &CudaStream,
+        p: &Parameters,
+        residency: Residency,
+        budget: Budget,
+        steps: &mut Steps,
+    ) -> Result<Arc<Srs>> {
+        let key = srs_key(p);
+        let mut slot = self.srs.lock();
+        if let Some(srs) = slot.as_ref().filter(|srs| srs.key == key) {
+            return Ok(srs.clone());
+        }
+        // A new parameter set replaces the old one.
+        *slot = None;
+        let start = Instant::now();
+        let up = |points: &[G1Affine]| -> Result<DevBuf> {
+            let buf = self.alloc(points.len().max(1) * G1, VramPurpose::Srs, budget)?;
+            self.gpu.h2d(s, buf.ptr, points)?;
+            Ok(buf)
+        };
+        let srs = Arc::new(Srs {
+            key,
+            h: up(&p.h)?,
+            l: up(&p.l)?,
+            a: up(&p.a)?,
+            b_g1: up(&p.b_g1)?,
+        });
+        self.gpu.sync(s)?;
+        let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
+        steps.push(Stage::H2d, Engine::H2d, start, bytes as u64);
+        if residency != Residency::Host {
+            *slot = Some(srs.clone());
+        }
+        Ok(srs)
+    }
+
+    fn workspace(
+        &self,
+        set: &mut StreamSet,
+        log2: u32,
+        msm_n: usize,
+        budget: Budget,
+    ) -> Result<()> {
+        if set
+            .ws
+            .as_ref()
+            .is_some_and(|w| w.log2 == log2 && w.msm_n >= msm_n)
+        {
+            return Ok(());
+        }
+        set.ws = None;
+        let n = 1usize << log2;
+        let a = |bytes, purpose| self.alloc(bytes, purpose, budget);
+        set.ws = Some(Workspace {
+            log2,
+            msm_n,
+            abc: a(4 * n * FR, VramPurpose::Abc)?,
+            scalars: a(3 * msm_n * FR, VramPurpose::Scratch)?,
+            idx: a(3 * msm_n * 4, VramPurpose::Scratch)?,
+            msm: a(msm::scratch_bytes(msm_n), VramPurpose::Buckets)?,
+            sum: a(msm::sum_scratch_bytes(msm_n), VramPurpose::Buckets)?,
+            results: a(8 * msm::JACOBIAN, VramPurpose::Scratch)?,
+        });
+        Ok(())
+    }
+
+    fn take_set(&self) -> Result<StreamSet> {
+        if let Some(s) = self.idle.lock().pop() {
+            return Ok(s);
+        }
+        Ok(StreamSet {
+            compute: self.gpu.stream()?,
+            copy: self.gpu.stream()?,
+            ws: None,
+        })
+    }
+
+    fn cpu(&self) -> Result<Arc<CpuExecutor>> {
+        let mut f = self.fallback.lock();
+        if f.is_none() {
+            *f = Some(Arc::new(CpuExecutor::new(0, crate::config::cores())?));
+        }
+        Ok(f.clone().expect("set above"))
+    }
+
+    /// Runs the region, waiting for memory while other regions hold it.
+    fn run(
+        &self,
+        input: &RegionInput<'_>,
+        gate: &mut dyn Gate,
+        steps: &mut Steps,
+    ) -> Result<RegionResult> {
+        self.gpu.bind()?;
+        let mut set = self.take_set()?;
+        let result = self.region(&mut set, input, gate, steps);
+        self.idle.lock().push(set);
+        result
+    }
+
+    fn region(
+        &self,
+        set: &mut StreamSet,
+        input: &RegionInput<'_>,
+        gate: &mut dyn Gate,
+        steps: &mut Steps,
+    ) -> Result<RegionResult> {
+        let p = input.params;
+        let o = input.opts;
+        let log2 = input.log2_domain;
+        let n = 1usize << log2;
+        let (compute, copy) = (set.compute.clone(), set.copy.clone());
+
+        // CPU prep: the 0/1 split of the witness MSMs.
+        let start = Instant::now();
+        let (l, a, b) = (split(input.aux), split(&input.msms.a), split(&input.msms.b));
+        steps.push(Stage::Prep, Engine::Compute, start, 0);
+        let msm_n = (n - 1)
+            .max(l.tail.len())
+            .max(a.tail.len())
+            .max(b.tail.len());
+
+        let mut tl = Timeline::start(&compute)?;
+        let stage_in =
+            |set: &mut StreamSet, gate: &mut dyn Gate, steps: &mut Steps| -> Result<()> {
+                let start = Instant::now();
+                gate.memory(steps);
+                self.workspace(set, log2, msm_n, o.vram_budget)?;
+                steps.push(Stage::Alloc, Engine::Compute, start, 0);
+                Ok(())
+            };
+        // With prestage the upload happens before the lock; without, under it.
+        if !o.prestage {
+            stage_in(set, gate, steps)?;
+        } else {
+            self.workspace(set, log2, msm_n, o.vram_budget)?;
+        }
+        let srs = self.srs(&copy, p, o.srs_residency, o.vram_budget, steps)?;
+        let tables = self.tables(&copy, log2)?;
+        let ws = set.ws.as_ref().expect("workspace allocated");
+        let (pa, pb, pc, scratch) = (
+            ws.abc.at(0),
+            ws.abc.at(n * FR),
+            ws.abc.at(2 * n * FR),
+            ws.abc.at(3 * n * FR),
+        );
+        // Everything the region reads goes up first, on the copy stream.
+        let up0 = tl.mark(&copy)?;
+        let mut up_bytes = 0u64;
+        for (dst, v) in [
+            (pa, &input.abc[0]),
+            (pb, &input.abc[1]),
+            (pc, &input.abc[2]),
+        ] {
+            self.gpu.h2d(&copy, dst, v)?;
+            self.gpu
+                .zero_bytes(&copy, dst + (v.len() * FR) as u64, (n - v.len()) * FR)?;
+            up_bytes += (v.len() * FR) as u64;
+        }
+        for (i, sp) in [&l, &a, &b].into_iter().enumerate() {
+            if !sp.tail.is_empty() {
+                self.gpu
+                    .h2d(&copy, ws.scalars.at(i * msm_n * FR), &sp.tail)?;
+            }
+            if !sp.ones.is_empty() {
+                self.gpu.h2d(&copy, ws.idx.at(i * msm_n * 4), &sp.ones)?;
+            }
+            up_bytes += (sp.tail.len() * FR + sp.ones.len() * 4) as u64;
+        }
+        let up1 = tl.mark(&copy)?;
+        if o.prestage {
+            stage_in(set, gate, steps)?;
+        }
+        let ws = set.ws.as_ref().expect("workspace allocated");
+        gate.compute(steps);
+        tl.wait(&compute, up1)?;
+
+        let g = &self.gpu;
+        let res = |i: usize| ws.results.at(i * msm::JACOBIAN);
+        let mut marks = vec![];
+        let mut timed =
+            |stage: Stage, tl: &mut Timeline, f: &mut dyn FnMut() -> Result<u64>| -> Result<()> {
+                let m0 = tl.mark(&compute)?;
+                let bytes = f()?;
+                let m1 = tl.mark(&compute)?;
+                marks.push((stage, m0, m1, bytes));
+                if !o.msm_double_buffer
+                    && matches!(
+                        stage,
+                        Stage::MsmH | Stage::MsmL | Stage::MsmA | Stage::MsmBG1
+                    )
+                {
+                    // A hard synchronisation between MSMs, for comparison with none.
+                    g.sync(&compute)?;
+                }
+                Ok(())
+            };
+        timed(Stage::NttH, &mut tl, &mut || {
+            ntt::h_pipeline(g, &compute, &tables, pa, pb, pc, scratch).map(|_| 0)
+        })?;
+        timed(Stage::MsmH, &mut tl, &mut || {
+            msm::enqueue(g, &compute, srs.h.ptr, pc, n - 1, ws.msm.ptr, res(0)).map(|_| 0)
+        })?;
+        // Each witness MSM: the tail MSM, then the batch sum of its scalar-one bases.
+        let mut witness =
+            |stage: Stage, tl: &mut Timeline, bases: u64, sp: &Split, i: usize| -> Result<()> {
+                let (scalars, idx, r) = (
+                    ws.scalars.at(i * msm_n * FR),
+                    ws.idx.at(i * msm_n * 4),
+                    1 + 2 * i,
+                );
+                timed(stage, tl, &mut || {
+                    if sp.tail.is_empty() {
+                        return g.zero_bytes(&compute, res(r), msm::JACOBIAN).map(|_| 0);
+                    }
+                    msm::enqueue(
+                        g,
+                        &compute,
+                        bases,
+                        scalars,
+                        sp.tail.len(),
+                        ws.msm.ptr,
+                        res(r),
+                    )
+                    .map(|_| 0)
+                })?;
+                timed(Stage::BatchAdd, tl, &mut || {
+                    if sp.ones.is_empty() {
+                        return g.zero_bytes(&compute, res(r + 1), msm::JACOBIAN).map(|_| 0);
+                    }
+                    msm::sum_enqueue(
+                        g,
+                        &compute,
+                        bases,
+                        idx,
+                        sp.ones.len(),
+                        ws.sum.ptr,
+                        res(r + 1),
+                    )
+                    .map(|_| 0)
+                })
+            };
+        witness(Stage::MsmL, &mut tl, srs.l.ptr, &l, 0)?;
+        witness(Stage::MsmA, &mut tl, srs.a.ptr, &a, 1)?;
+        witness(Stage::MsmBG1, &mut tl, srs.b_g1.ptr, &b, 2)?;
+        let mut out = vec![0u8; 7 * msm::JACOBIAN];
+        let down0 = tl.mark(&compute)?;
+        self.gpu.d2h(&compute, &mut out, ws.results.ptr)?;
+        let down1 = tl.mark(&compute)?;
+        self.gpu.sync(&compute)?;
+
+        steps.0.push(crate::backend::Step {
+            stage: Stage::H2d,
+            engine: Engine::H2d,
+            start: tl.at(up0)?,
+            end: tl.at(up1)?,
+            bytes: up_bytes,
+        });
+        for (stage, m0, m1, bytes) in marks {
+            let engine = if stage == Stage::H2d {
+                Engine::H2d
+            } else {
+                Engine::Compute
+            };
+            steps.0.push(crate::backend::Step {
+                stage,
+                engine,
+                start: tl.at(m0)?,
+                end: tl.at(m1)?,
+                bytes,
+            });
+        }
+        steps.0.push(crate::backend::Step {
+            stage: Stage::D2h,
+            engine: Engine::D2h,
+            start: tl.at(down0)?,
+            end: tl.at(down1)?,
+            bytes: out.len() as u64,
+        });
+        let pt = |i: usize| jacobian(&out[i * msm::JACOBIAN..(i + 1) * msm::JACOBIAN]);
+        let sum = |i: usize| {
+            let (t, o) = (pt(i), pt(i + 1));
+            // An all-zero buffer is blst's point at infinity (Z = 0) either way.
+            t + o
+        };
+        Ok(RegionResult {
+            h: pt(0),
+            l: sum(1),
+            a: sum(3),
+            b_g1: sum(5),
+            b_g2: None,
+        })
+    }
+}
+
+impl Executor for CudaExecutor {
+    fn device(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn info(&self) -> DeviceInfo {
+        DeviceInfo {
+            id: self.name.clone(),
+            name: self.gpu.name.clone(),
+            kind: "gpu".into(),
+            memory_bytes: self.gpu.total_memory,
+            pcie: None,
+        }
+    }
+
+    fn prove_region(
+        &self,
+        input: RegionInput<'_>,
+        gate: &mut dyn Gate,
+        steps: &mut Steps,
+    ) -> Result<RegionResult> {
+        *self.running.lock() += 1;
+        let mut result = self.run(&input, gate, steps);
+        {
+            let mut running = self.running.lock();
+            *running -= 1;
+            self.released.notify_all();
+        }
+        // Out of memory: wait while other regions may release some, then prove on the CPU.
+        let mut waited = false;
+        while let Err(e) = &result {
+            if e.downcast_ref::<OutOfMemory>().is_none() {
+                break;
+            }
+            let mut running = self.running.lock();
+            if *running > 0 {
+                if !waited {
+                    tracing::warn!(
+                        "{}: {e}; waiting for another worker to release device memory",
+                        self.name
+                    );
+                    waited = true;
+                }
+                self.released.wait(&mut running);
+                drop(running);
+                *self.running.lock() += 1;
+                result = self.run(&input, gate, steps);
+                let mut running = self.running.lock();
+                *running -= 1;
+                self.released.notify_all();
+            } else {
+                drop(running);
+                tracing::warn!(
+                    "{}: {e}; this partition proves on the CPU instead",
+                    self.name
+                );
+                return self.cpu()?.prove_region(input, gate, steps);
+            }
+        }
+        if result.is_ok() && input.b_g2 {
+            // G2 kernels are not part of this build: B in G2 stays with the finalizer on the CPU.
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                tracing::warn!("b_g2_on = gpu: B in G2 runs on the CPU (no G2 kernels yet)")
+            });
+        }
+        result
+    }
+}

@@ -1,0 +1,284 @@
+//! One GPU as the executor sees it: its context, our kernels, raw device buffers that account
+//! for themselves, streams, and timed events. Raw device pointers keep the kernel ABI of
+//! cuda/README.md literal (every argument a pointer or a u32).
+
+use anyhow::{anyhow, Context, Result};
+use cudarc::driver::sys::{self, CUevent};
+use cudarc::driver::{
+    result, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
+};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::telemetry::accounting::{self, DeviceCounters, Direction, VramPurpose};
+
+/// Our kernels, looked up once.
+pub struct Functions {
+    pub ntt_pass: CudaFunction,
+    pub ntt_consts: CudaFunction,
+    pub fr_powers: CudaFunction,
+    pub msm_digits: CudaFunction,
+    pub msm_hist: CudaFunction,
+    pub msm_plan: CudaFunction,
+    pub msm_scatter: CudaFunction,
+    pub msm_chunks: CudaFunction,
+    pub msm_fixup: CudaFunction,
+    pub msm_bucket_reduce: CudaFunction,
+    pub msm_reduce: CudaFunction,
+    pub msm_final: CudaFunction,
+    pub g1_sum_parts: CudaFunction,
+}
+
+/// Dynamic shared memory of `pt_ntt_pass` for k ≥ 11 (cuda/README.md).
+pub const NTT_SMEM_MAX: u32 = 73_728;
+
+pub struct Gpu {
+    pub ordinal: usize,
+    pub name: String,
+    pub ctx: Arc<CudaContext>,
+    _module: Arc<CudaModule>,
+    pub f: Functions,
+    pub counters: Arc<DeviceCounters>,
+    pub total_memory: u64,
+}
+
+fn cuda(e: result::DriverError) -> anyhow::Error {
+    anyhow!("{e}")
+}
+
+impl Gpu {
+    pub fn open(ordinal: usize) -> Result<Arc<Gpu>> {
+        let ctx = CudaContext::new(ordinal)
+            .map_err(cuda)
+            .context("creating a CUDA context")?;
+        // Our buffers are raw pointers ordered by explicit events: cudarc's own tracking is not needed.
+        unsafe { ctx.disable_event_tracking() };
+        let module = super::load_module(&ctx).map_err(|e| anyhow!(e))?;
+        let get = |name: &str| {
+            module
+                .load_function(name)
+                .map_err(|e| anyhow!("kernel {name}: {e}"))
+        };
+        let f = Functions {
+            ntt_pass: get("pt_ntt_pass")?,
+            ntt_consts: get("pt_ntt_consts")?,
+            fr_powers: get("pt_fr_powers")?,
+            msm_digits: get("pt_msm_digits")?,
+            msm_hist: get("pt_msm_hist")?,
+            msm_plan: get("pt_msm_plan")?,
+            msm_scatter: get("pt_msm_scatter")?,
+            msm_chunks: get("pt_msm_chunks")?,
+            msm_fixup: get("pt_msm_fixup")?,
+            msm_bucket_reduce: get("pt_msm_bucket_reduce")?,
+            msm_reduce: get("pt_msm_reduce")?,
+            msm_final: get("pt_msm_final")?,
+            g1_sum_parts: get("pt_g1_sum_parts")?,
+        };
+        f.ntt_pass
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                NTT_SMEM_MAX as i32,
+            )
+            .map_err(cuda)?;
+        let name = ctx.name().unwrap_or_default();
+        let total_memory = ctx.total_mem().map_err(cuda)? as u64;
+        let counters = accounting::device(&format!("gpu{ordinal}"));
+        Ok(Arc::new(Gpu {
+            ordinal,
+            name,
+            ctx,
+            _module: module,
+            f,
+            counters,
+            total_memory,
+        }))
+    }
+
+    pub fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(cuda)
+    }
+
+    pub fn stream(&self) -> Result<Arc<CudaStream>> {
+        self.ctx.new_stream().map_err(cuda)
+    }
+
+    /// Free and total device memory now.
+    pub fn mem_info(&self) -> Result<(u64, u64)> {
+        let (free, total) = self.ctx.mem_get_info().map_err(cuda)?;
+        Ok((free as u64, total as u64))
+    }
+
+    /// A device buffer of `bytes` for `purpose`; out-of-memory is reported as `OutOfMemory`.
+    pub fn alloc(self: &Arc<Self>, bytes: usize, purpose: VramPurpose) -> Result<DevBuf> {
+        self.bind()?;
+        match unsafe { result::malloc_sync(bytes.max(256)) } {
+            Ok(ptr) => {
+                self.counters.allocated(purpose, bytes as u64);
+                Ok(DevBuf {
+                    ptr,
+                    bytes,
+                    purpose,
+                    gpu: self.clone(),
+                })
+            }
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                Err(OutOfMemory { bytes }.into())
+            }
+            Err(e) => Err(cuda(e)),
+        }
+    }
+
+    pub fn launch(
+        &self,
+        stream: &CudaStream,
+        f: &CudaFunction,
+        grid: (u32, u32),
+        block: u32,
+        smem: u32,
+        args: &[Arg],
+    ) -> Result<()> {
+        let mut b = stream.launch_builder(f);
+        for a in args {
+            match a {
+                Arg::Ptr(p) => b.arg(p),
+                Arg::U32(v) => b.arg(v),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid.0, grid.1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: smem,
+        };
+        unsafe { b.launch(cfg) }.map_err(cuda)?;
+        Ok(())
+    }
+
+    pub fn h2d<T>(&self, stream: &CudaStream, dst: u64, src: &[T]) -> Result<()> {
+        unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }.map_err(cuda)?;
+        self.counters
+            .copied(Direction::H2d, std::mem::size_of_val(src) as u64);
+        Ok(())
+    }
+
+    pub fn d2h<T>(&self, stream: &CudaStream, dst: &mut [T], src: u64) -> Result<()> {
+        unsafe { result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }.map_err(cuda)?;
+        self.counters
+            .copied(Direction::D2h, std::mem::size_of_val(dst) as u64);
+        Ok(())
+    }
+
+    /// Sets `count` u32 words at `dst` to zero.
+    pub fn zero_u32(&self, stream: &CudaStream, dst: u64, count: usize) -> Result<()> {
+        unsafe { sys::cuMemsetD32Async(dst, 0, count, stream.cu_stream()) }
+            .result()
+            .map_err(cuda)
+    }
+
+    pub fn zero_bytes(&self, stream: &CudaStream, dst: u64, bytes: usize) -> Result<()> {
+        unsafe { sys::cuMemsetD8Async(dst, 0, bytes, stream.cu_stream()) }
+            .result()
+            .map_err(cuda)
+    }
+
+    pub fn sync(&self, stream: &CudaStream) -> Result<()> {
+        stream.synchronize().map_err(cuda)
+    }
+}
+
+/// A kernel argument: a device pointer (0 for null) or a u32.
+#[derive(Clone, Copy)]
+pub enum Arg {
+    Ptr(u64),
+    U32(u32),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("out of device memory allocating {bytes} bytes")]
+pub struct OutOfMemory {
+    pub bytes: usize,
+}
+
+/// Device memory that returns itself and its accounting on drop.
+pub struct DevBuf {
+    pub ptr: u64,
+    pub bytes: usize,
+    purpose: VramPurpose,
+    gpu: Arc<Gpu>,
+}
+
+impl DevBuf {
+    /// The address `offset` bytes in.
+    pub fn at(&self, offset: usize) -> u64 {
+        debug_assert!(offset <= self.bytes);
+        self.ptr + offset as u64
+    }
+}
+
+impl Drop for DevBuf {
+    fn drop(&mut self) {
+        let _ = self.gpu.bind();
+        let _ = unsafe { result::free_sync(self.ptr) };
+        self.gpu.counters.freed(self.purpose, self.bytes as u64);
+    }
+}
+
+/// Events recorded on streams and, once they completed, placed on the host clock.
+pub struct Timeline {
+    anchor: CUevent,
+    anchor_at: Instant,
+    marks: Vec<CUevent>,
+}
+
+impl Timeline {
+    /// Anchors the device clock to the host clock on an idle `stream`.
+    pub fn start(stream: &CudaStream) -> Result<Timeline> {
+        let anchor = new_event()?;
+        unsafe {
+            result::event::record(anchor, stream.cu_stream()).map_err(cuda)?;
+            result::event::synchronize(anchor).map_err(cuda)?;
+        }
+        Ok(Timeline {
+            anchor,
+            anchor_at: Instant::now(),
+            marks: vec![],
+        })
+    }
+
+    /// Records an event on `stream`; its index names it.
+    pub fn mark(&mut self, stream: &CudaStream) -> Result<usize> {
+        let e = new_event()?;
+        unsafe { result::event::record(e, stream.cu_stream()) }.map_err(cuda)?;
+        self.marks.push(e);
+        Ok(self.marks.len() - 1)
+    }
+
+    /// Makes `stream` wait for mark `i`.
+    pub fn wait(&self, stream: &CudaStream, i: usize) -> Result<()> {
+        unsafe {
+            result::stream::wait_event(
+                stream.cu_stream(),
+                self.marks[i],
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        }
+        .map_err(cuda)
+    }
+
+    /// The host time of mark `i`; call after the work it follows has completed.
+    pub fn at(&self, i: usize) -> Result<Instant> {
+        let ms = unsafe { result::event::elapsed(self.anchor, self.marks[i]) }.map_err(cuda)?;
+        Ok(self.anchor_at + std::time::Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3))
+    }
+}
+
+impl Drop for Timeline {
+    fn drop(&mut self) {
+        for e in self.marks.drain(..).chain(std::iter::once(self.anchor)) {
+            let _ = unsafe { result::event::destroy(e) };
+        }
+    }
+}
+
+fn new_event() -> Result<CUevent> {
+    result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(cuda)
+}

@@ -1,0 +1,135 @@
+//! Single operations on a GPU with host inputs and outputs: what `provetop check` compares
+//! against the cpu backend (NTTs in every order, the H polynomial, MSMs).
+
+use anyhow::Result;
+use blstrs::{G1Affine, G1Projective, Scalar};
+
+use super::executor::CudaExecutor;
+use super::gpu::{Arg, DevBuf};
+use super::{msm, ntt};
+use crate::telemetry::accounting::VramPurpose;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttKind {
+    Forward,
+    Inverse,
+    CosetForward,
+    CosetInverse,
+}
+
+const FR: usize = 32;
+/// Indices into the constants of `pt_ntt_consts`.
+const C_N_INV: u64 = 2;
+const C_G: u64 = 3;
+const C_G_INV: u64 = 4;
+
+impl CudaExecutor {
+    fn buf<T>(&self, data: &[T], purpose: VramPurpose) -> Result<DevBuf> {
+        let g = self.gpu();
+        let b = g.alloc(std::mem::size_of_val(data), purpose)?;
+        let s = g.stream()?;
+        g.h2d(&s, b.ptr, data)?;
+        g.sync(&s)?;
+        Ok(b)
+    }
+
+    /// One NTT of `x` (a power-of-two length) in the given order.
+    pub fn ntt(&self, x: &mut [Scalar], kind: NttKind) -> Result<()> {
+        let g = self.gpu();
+        g.bind()?;
+        let k = x.len().trailing_zeros();
+        let s = g.stream()?;
+        let t = ntt::Tables::build(g, &s, k)?;
+        let data = self.buf(x, VramPurpose::Abc)?;
+        let scratch = g.alloc(x.len() * FR, VramPurpose::Abc)?;
+        match kind {
+            NttKind::Forward => ntt::ntt(g, &s, &t, data.ptr, scratch.ptr, false)?,
+            NttKind::Inverse => ntt::ntt(g, &s, &t, data.ptr, scratch.ptr, true)?,
+            NttKind::CosetForward | NttKind::CosetInverse => {
+                // The public coset transforms: g^j before the forward NTT, g^-j / n after the inverse.
+                let table = g.alloc(x.len() * FR, VramPurpose::Scratch)?;
+                let inverse = kind == NttKind::CosetInverse;
+                let (base, scale) = if inverse {
+                    (t.constant(C_G_INV), t.constant(C_N_INV))
+                } else {
+                    (t.constant(C_G), 0)
+                };
+                let blocks = (x.len() as u32).div_ceil(64 * 256);
+                g.launch(
+                    &s,
+                    &g.f.fr_powers,
+                    (blocks, 1),
+                    256,
+                    0,
+                    &[
+                        Arg::Ptr(table.ptr),
+                        Arg::Ptr(base),
+                        Arg::Ptr(scale),
+                        Arg::U32(k),
+                    ],
+                )?;
+                ntt::coset(g, &s, &t, data.ptr, scratch.ptr, table.ptr, inverse)?;
+            }
+        }
+        g.d2h(&s, x, data.ptr)?;
+        g.sync(&s)
+    }
+
+    /// The H polynomial's n − 1 coefficients from evaluations a, b, c (n each).
+    pub fn h_poly(&self, a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Scalar>> {
+        let g = self.gpu();
+        g.bind()?;
+        let n = a.len();
+        let s = g.stream()?;
+        let t = ntt::Tables::build(g, &s, n.trailing_zeros())?;
+        let (da, db, dc) = (
+            self.buf(a, VramPurpose::Abc)?,
+            self.buf(b, VramPurpose::Abc)?,
+            self.buf(c, VramPurpose::Abc)?,
+        );
+        let scratch = g.alloc(n * FR, VramPurpose::Abc)?;
+        ntt::h_pipeline(g, &s, &t, da.ptr, db.ptr, dc.ptr, scratch.ptr)?;
+        let mut h = vec![Scalar::from(0u64); n];
+        g.d2h(&s, &mut h, dc.ptr)?;
+        g.sync(&s)?;
+        h.truncate(n - 1);
+        Ok(h)
+    }
+
+    /// Σ bases[i] · scalars[i] with every scalar through the Pippenger kernels.
+    pub fn msm(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+        assert_eq!(bases.len(), scalars.len());
+        let g = self.gpu();
+        g.bind()?;
+        let s = g.stream()?;
+        let (db, ds) = (
+            self.buf(bases, VramPurpose::Srs)?,
+            self.buf(scalars, VramPurpose::Scratch)?,
+        );
+        let scratch = g.alloc(msm::scratch_bytes(bases.len()), VramPurpose::Buckets)?;
+        let result = g.alloc(msm::JACOBIAN, VramPurpose::Scratch)?;
+        msm::enqueue(g, &s, db.ptr, ds.ptr, bases.len(), scratch.ptr, result.ptr)?;
+        let mut out = vec![0u8; msm::JACOBIAN];
+        g.d2h(&s, &mut out, result.ptr)?;
+        g.sync(&s)?;
+        Ok(super::executor::jacobian(&out))
+    }
+
+    /// Σ bases[idx[i]], the batch addition of scalar-one bases.
+    pub fn sum(&self, bases: &[G1Affine], idx: &[u32]) -> Result<G1Projective> {
+        let g = self.gpu();
+        g.bind()?;
+        let s = g.stream()?;
+        let (db, di) = (
+            self.buf(bases, VramPurpose::Srs)?,
+            self.buf(idx, VramPurpose::Scratch)?,
+        );
+        let scratch = g.alloc(msm::sum_scratch_bytes(idx.len()), VramPurpose::Buckets)?;
+        let result = g.alloc(msm::JACOBIAN, VramPurpose::Scratch)?;
+        msm::sum_enqueue(g, &s, db.ptr, di.ptr, idx.len(), scratch.ptr, result.ptr)?;
+        let mut out = vec![0u8; msm::JACOBIAN];
+        g.d2h(&s, &mut out, result.ptr)?;
+        g.sync(&s)?;
+        Ok(super::executor::jacobian(&out))
+    }
+}

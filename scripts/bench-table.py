@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""Prints one table row per `provetop bench --json` file: proofs, throughput, the GPU
+region's stage medians (ms) and each device's busy fraction."""
+import json
+import sys
+
+STAGES = ["synthesis", "queue_wait", "lock_wait", "prep", "h2d", "ntt_h", "msm_h", "msm_l",
+          "msm_a", "msm_b_g1", "batch_add", "msm_b_g2", "verify"]
+
+def row(path):
+    try:
+        d = json.load(open(path))
+    except Exception as e:  # a failed run leaves an empty or partial file
+        return f"| {path} | failed: {e} |"
+    s = d["summary"]
+    med = lambda k: s["stages"].get(k, {}).get("median")
+    stages = " | ".join("-" if med(k) is None else f"{med(k) * 1e3:.1f}" for k in STAGES)
+    busy = ", ".join(f"{x['id']} {x['busy_ratio'] * 100:.1f}%" for x in d.get("devices", []))
+    cfg = d["config"]
+    label = f"{d['workload']['label']} {cfg['lock']} w{cfg['gpu_workers_per_device']} pre={cfg['prestage']} db={cfg['msm_double_buffer']}"
+    return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f} | {stages} | {busy} |"
+
+print("| run | verified | proofs/h | " + " | ".join(STAGES) + " | busy |")
+print("|" + "---|" * (len(STAGES) + 4))
+for p in sys.argv[1:]:
+    print(row(p))

@@ -1,0 +1,223 @@
+//! `provetop check`: every GPU result against the cpu backend on fresh random inputs: NTTs in
+//! every order, the H polynomial, MSMs (odd sizes, zeros, ones, r − 1, points at infinity), the
+//! batch addition of scalar-one bases, and whole proofs, which must verify and, with the same
+//! r and s, be byte-identical to the cpu backend's.
+
+use anyhow::{bail, Result};
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::{Field, PrimeField};
+use group::prime::PrimeCurveAffine;
+use provetop_engine::backend::cpu::{msm, ntt::Domain, CpuExecutor};
+use provetop_engine::backend::cuda::{self, CudaExecutor, NttKind};
+use provetop_engine::circuit::Workload;
+use provetop_engine::params::{setup::random_g1, store::ParamsStore};
+use provetop_engine::prover;
+use rand::{Rng, SeedableRng};
+use std::time::Instant;
+
+struct Report {
+    failed: usize,
+    total: usize,
+}
+
+impl Report {
+    fn check(&mut self, what: &str, r: Result<bool>, start: Instant) {
+        self.total += 1;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        match r {
+            Ok(true) => println!("PASS  {what}  ({ms:.0} ms)"),
+            Ok(false) => {
+                self.failed += 1;
+                println!("FAIL  {what}: differs from the cpu backend");
+            }
+            Err(e) => {
+                self.failed += 1;
+                println!("FAIL  {what}: {e:#}");
+            }
+        }
+    }
+}
+
+fn random_scalars(n: usize, rng: &mut impl Rng) -> Vec<Scalar> {
+    (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+}
+
+pub fn main(max_log2: u32) -> Result<i32> {
+    let seed: u64 = rand::random();
+    println!("check: seed {seed}");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let gpus = cuda::executors(&[])?;
+    let mut rep = Report {
+        failed: 0,
+        total: 0,
+    };
+    for gpu in &gpus {
+        check_gpu(gpu, &mut rng, max_log2, &mut rep)?;
+    }
+    println!(
+        "check: {}/{} passed on {} GPU(s)",
+        rep.total - rep.failed,
+        rep.total,
+        gpus.len()
+    );
+    Ok(if rep.failed == 0 { 0 } else { 1 })
+}
+
+fn check_gpu(
+    gpu: &CudaExecutor,
+    rng: &mut impl Rng,
+    max_log2: u32,
+    rep: &mut Report,
+) -> Result<()> {
+    use provetop_engine::backend::Executor;
+    let name = gpu.device().to_string();
+    for k in [1, 5, 10, 11, 12, 16, 20, 22]
+        .into_iter()
+        .filter(|k| *k <= max_log2)
+    {
+        let d = Domain::new(k);
+        let x = random_scalars(1 << k, rng);
+        for kind in [
+            NttKind::Forward,
+            NttKind::Inverse,
+            NttKind::CosetForward,
+            NttKind::CosetInverse,
+        ] {
+            let t = Instant::now();
+            let r = (|| {
+                let mut got = x.clone();
+                gpu.ntt(&mut got, kind)?;
+                let mut want = x.clone();
+                let g = Scalar::MULTIPLICATIVE_GENERATOR;
+                match kind {
+                    NttKind::Forward => d.ntt(&mut want),
+                    NttKind::Inverse => d.intt(&mut want),
+                    NttKind::CosetForward => {
+                        provetop_engine::backend::cpu::ntt::distribute_powers(
+                            &mut want,
+                            g,
+                            Scalar::ONE,
+                        );
+                        d.ntt(&mut want)
+                    }
+                    NttKind::CosetInverse => {
+                        d.intt(&mut want);
+                        provetop_engine::backend::cpu::ntt::distribute_powers(
+                            &mut want,
+                            g.invert().unwrap(),
+                            Scalar::ONE,
+                        )
+                    }
+                }
+                Ok(got == want)
+            })();
+            rep.check(&format!("{name} ntt {kind:?} 2^{k}"), r, t);
+        }
+        if k >= 2 {
+            let t = Instant::now();
+            let (a, b, c) = (
+                random_scalars(1 << k, rng),
+                random_scalars(1 << k, rng),
+                random_scalars(1 << k, rng),
+            );
+            let r = (|| {
+                let got = gpu.h_poly(&a, &b, &c)?;
+                let (mut a, mut b, mut c) = (a.clone(), b.clone(), c.clone());
+                Ok(got == d.h_poly(&mut a, &mut b, &mut c))
+            })();
+            rep.check(&format!("{name} H polynomial 2^{k}"), r, t);
+        }
+    }
+
+    let sizes = [
+        1usize,
+        2,
+        3,
+        1000,
+        4097,
+        (1 << 16) + 3,
+        (1 << 20) - 1,
+        1 << 20,
+    ];
+    let max = sizes
+        .iter()
+        .copied()
+        .filter(|n| *n <= 1 << max_log2)
+        .max()
+        .unwrap_or(1);
+    let bases_all = random_g1(max, rng.gen());
+    for n in sizes.into_iter().filter(|n| *n <= max) {
+        let bases = &bases_all[..n];
+        let cases: Vec<(&str, Vec<Scalar>, Vec<G1Affine>)> = vec![
+            ("random", random_scalars(n, rng), bases.to_vec()),
+            ("all zero", vec![Scalar::ZERO; n], bases.to_vec()),
+            ("all one", vec![Scalar::ONE; n], bases.to_vec()),
+            ("all r-1", vec![-Scalar::ONE; n], bases.to_vec()),
+            (
+                "bits, r-1 and infinity",
+                (0..n)
+                    .map(|i| match i % 5 {
+                        0 => Scalar::ZERO,
+                        1 => Scalar::ONE,
+                        2 => -Scalar::ONE,
+                        _ => Scalar::random(&mut *rng),
+                    })
+                    .collect(),
+                bases
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| if i % 7 == 3 { G1Affine::identity() } else { *b })
+                    .collect(),
+            ),
+        ];
+        for (what, scalars, bases) in cases {
+            let t = Instant::now();
+            let r = gpu
+                .msm(&bases, &scalars)
+                .map(|got| got == msm::msm::<G1Projective>(&bases, &scalars).0);
+            rep.check(&format!("{name} msm {what} n={n}"), r, t);
+        }
+        let t = Instant::now();
+        let idx: Vec<u32> = (0..n as u32).filter(|i| i % 3 != 1).collect();
+        let want: G1Projective = idx
+            .iter()
+            .map(|i| G1Projective::from(bases[*i as usize]))
+            .sum();
+        rep.check(
+            &format!("{name} batch addition n={n}"),
+            gpu.sum(bases, &idx).map(|got| got == want),
+            t,
+        );
+    }
+
+    let cache = std::env::temp_dir().join("provetop-check-params");
+    let store = ParamsStore::new(Some(cache), None);
+    let cpu = CpuExecutor::new(0, provetop_engine::config::cores())?;
+    for w in [
+        Workload::Synthetic {
+            log2_constraints: 12.min(max_log2.max(4)),
+        },
+        Workload::Sha256 { blocks: 1 },
+    ] {
+        let t = Instant::now();
+        let r = (|| {
+            let loaded = store.get(&w, &|_, _, _| {})?;
+            let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+            let seed = rng.gen();
+            let asg = w.synthesize(seed)?;
+            let inputs = asg.public_inputs().to_vec();
+            let on_gpu = prover::prove_with(gpu, asg.clone(), &loaded.params, r, s)?;
+            let on_cpu = prover::prove_with(&cpu, asg, &loaded.params, r, s)?;
+            if prover::verify(&loaded.pvk, &on_gpu, &inputs).is_err() {
+                bail!("the GPU proof does not verify");
+            }
+            Ok(on_gpu.to_bytes() == on_cpu.to_bytes())
+        })();
+        rep.check(
+            &format!("{name} proof of {} verifies, same bytes as cpu", w.label()),
+            r,
+            t,
+        );
+    }
+    Ok(())
+}
