@@ -54,15 +54,25 @@ impl Density {
         Density { bits, len }
     }
 
-    /// The values whose index is in the set, in order.
+    /// The values whose index is in the set, in order (in parallel, 64 Ki values a piece).
     pub fn select<T: Copy + Send + Sync>(&self, values: &[T]) -> Vec<T> {
+        use rayon::prelude::*;
         assert_eq!(values.len(), self.len);
-        values
-            .iter()
+        const PIECE: usize = 1 << 16;
+        let pieces: Vec<Vec<T>> = values
+            .par_chunks(PIECE)
             .enumerate()
-            .filter(|(i, _)| self.get(*i))
-            .map(|(_, v)| *v)
-            .collect()
+            .map(|(p, chunk)| {
+                let base = p * PIECE;
+                chunk
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| self.get(base + i))
+                    .map(|(_, v)| *v)
+                    .collect()
+            })
+            .collect();
+        pieces.concat()
     }
 }
 

@@ -74,9 +74,7 @@ impl Workload {
     pub fn shape(&self) -> Result<Shape> {
         match *self {
             // The synthetic structure is a pure function of k and the generator's version.
-            Workload::Synthetic { log2_constraints } => {
-                Ok(SyntheticCircuit::new(log2_constraints, 0).shape())
-            }
+            Workload::Synthetic { log2_constraints } => Ok(synthetic::shape(log2_constraints)),
             _ => Shape::of(self.circuit(0)),
         }
     }

@@ -26,15 +26,15 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::{Assignment, Density, Shape};
 
 /// Bumped whenever the mix changes: it is part of the params cache key.
-pub const VERSION: u64 = 1;
+pub const VERSION: u64 = 2;
 pub const PUBLIC_INPUTS: usize = 2;
 const LIN_TERMS: u64 = 13;
 const PACK_BITS: u64 = 32;
-const MAX_TRIES: u64 = 64;
 
 /// SplitMix64 finaliser: a fast, well-mixed hash of one word.
 pub fn mix(mut z: u64) -> u64 {
@@ -49,8 +49,10 @@ fn mix3(a: u64, b: u64, c: u64) -> u64 {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum Kind {
-    Input(usize),
+    /// Row i < PUBLIC_INPUTS copies public input i.
+    Input,
     Src,
     Xor,
     Mux,
@@ -66,8 +68,7 @@ enum Var {
     Aux(usize),
 }
 
-/// A linear combination with bellpepper's merge-on-insert semantics, kept tiny and on the stack
-/// for the common rows.
+/// A linear combination with bellpepper's merge-on-insert semantics (the `Circuit` path).
 #[derive(Default)]
 struct Terms(Vec<(Var, Scalar)>);
 
@@ -105,73 +106,114 @@ pub struct SyntheticCircuit {
     seed: u64,
     rows: usize,
     structure: u64,
+    /// The kind of every row, a pure function of (k, row), computed once in parallel.
+    kinds: Arc<Vec<Kind>>,
+    /// The rows of src variables, and of all bit variables: operands are drawn from these.
+    srcs: Arc<Vec<u32>>,
+    bit_rows: Arc<Vec<u32>>,
+}
+
+/// The shape of the synthetic circuit of size 2^k, without building it.
+pub fn shape(k: u32) -> Shape {
+    let rows = (1usize << k) - PUBLIC_INPUTS - 1;
+    let digest = super::shape::hex(&sha2_of(&format!(
+        "provetop synthetic v{VERSION} k{k} inputs{PUBLIC_INPUTS}"
+    )));
+    Shape {
+        num_inputs: PUBLIC_INPUTS + 1,
+        num_aux: rows,
+        num_constraints: rows,
+        digest,
+    }
+}
+
+fn kind_of(structure: u64, row: usize) -> Kind {
+    if row < PUBLIC_INPUTS {
+        return Kind::Input;
+    }
+    // The first ordinary row is always a src, so there is always a src operand to draw.
+    if row == PUBLIC_INPUTS {
+        return Kind::Src;
+    }
+    match mix3(structure, row as u64, 0) % 1000 {
+        0..250 => Kind::Src,
+        250..550 => Kind::Xor,
+        550..850 => Kind::Mux,
+        850..990 => Kind::Lin,
+        _ => Kind::Pack,
+    }
+}
+
+fn bit_scalar(b: bool) -> Scalar {
+    if b {
+        Scalar::ONE
+    } else {
+        Scalar::ZERO
+    }
+}
+
+fn is_src(k: Kind) -> bool {
+    k == Kind::Src
+}
+
+fn is_bit(k: Kind) -> bool {
+    matches!(k, Kind::Src | Kind::Xor | Kind::Mux)
 }
 
 impl SyntheticCircuit {
     pub fn new(k: u32, seed: u64) -> Self {
         let rows = (1usize << k) - PUBLIC_INPUTS - 1;
+        let structure = mix3(VERSION, k as u64, 0x5eed);
+        let kinds: Vec<Kind> = (0..rows)
+            .into_par_iter()
+            .map(|r| kind_of(structure, r))
+            .collect();
+        let rows_of = |want: fn(Kind) -> bool| -> Arc<Vec<u32>> {
+            Arc::new(
+                (0..rows as u32)
+                    .into_par_iter()
+                    .filter(|r| want(kinds[*r as usize]))
+                    .collect(),
+            )
+        };
+        let (srcs, bit_rows) = (rows_of(is_src), rows_of(is_bit));
         SyntheticCircuit {
             k,
             seed,
             rows,
-            structure: mix3(VERSION, k as u64, 0x5eed),
+            structure,
+            kinds: Arc::new(kinds),
+            srcs,
+            bit_rows,
         }
     }
 
     pub fn shape(&self) -> Shape {
-        let digest = super::shape::hex(&sha2_of(&format!(
-            "provetop synthetic v{VERSION} k{} inputs{PUBLIC_INPUTS}",
-            self.k
-        )));
-        Shape {
-            num_inputs: PUBLIC_INPUTS + 1,
-            num_aux: self.rows,
-            num_constraints: self.rows,
-            digest,
-        }
+        shape(self.k)
     }
 
-    fn kind(&self, row: usize) -> Kind {
-        if row < PUBLIC_INPUTS {
-            return Kind::Input(row);
-        }
-        // The first ordinary row is always a src, so operand searches always terminate.
-        if row == PUBLIC_INPUTS {
-            return Kind::Src;
-        }
-        match mix3(self.structure, row as u64, 0) % 1000 {
-            0..250 => Kind::Src,
-            250..550 => Kind::Xor,
-            550..850 => Kind::Mux,
-            850..990 => Kind::Lin,
-            _ => Kind::Pack,
-        }
-    }
-
-    /// The `salt`-th operand of `row` among variables accepted by `want`.
-    fn pick(&self, row: usize, salt: u64, want: fn(Kind) -> bool) -> usize {
-        (0..MAX_TRIES)
-            .map(|t| (mix3(self.structure, row as u64, salt << 8 | t) % self.rows as u64) as usize)
-            .find(|&j| want(self.kind(j)))
-            .unwrap_or(PUBLIC_INPUTS)
+    /// The `salt`-th operand of `row`, uniform over `from`: one hash per operand.
+    fn pick(&self, row: usize, salt: u64, from: &[u32]) -> usize {
+        let h = mix(self.structure
+            ^ (row as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ salt.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+        from[(h % from.len() as u64) as usize] as usize
     }
 
     fn src(&self, row: usize, salt: u64) -> usize {
-        self.pick(row, salt, |k| k == Kind::Src)
+        self.pick(row, salt, &self.srcs)
     }
 
     fn bit(&self, row: usize, salt: u64) -> usize {
-        self.pick(row, salt, |k| {
-            matches!(k, Kind::Src | Kind::Xor | Kind::Mux)
-        })
+        self.pick(row, salt, &self.bit_rows)
     }
 
     fn src_bit(&self, j: usize) -> u64 {
-        mix3(self.seed, j as u64, 1) & 1
+        mix(self.seed ^ (j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 1
     }
 
     fn bit_value(&self, j: usize) -> u64 {
-        match self.kind(j) {
+        match self.kinds[j] {
             Kind::Src => self.src_bit(j),
             Kind::Xor => self.src_bit(self.src(j, 0)) ^ self.src_bit(self.src(j, 1)),
             Kind::Mux => {
@@ -197,35 +239,60 @@ impl SyntheticCircuit {
         mix3(self.structure, row as u64, 0x1000 + t) | 1
     }
 
-    /// The value of aux variable `j`.
-    fn value(&self, j: usize) -> Scalar {
-        match self.kind(j) {
-            Kind::Input(i) => self.input_value(i),
-            Kind::Src | Kind::Xor | Kind::Mux => Scalar::from(self.bit_value(j)),
+    /// The value of aux variable `j`, given the bit values of every bit variable.
+    fn value(&self, j: usize, bits: &[u8]) -> Scalar {
+        match self.kinds[j] {
+            Kind::Input => self.input_value(j),
+            Kind::Src | Kind::Xor | Kind::Mux => bit_scalar(bits[j] == 1),
             Kind::Lin => {
-                let sum = (0..LIN_TERMS)
-                    .filter(|&t| self.bit_value(self.bit(j, 0x100 + t)) == 1)
-                    .fold(Scalar::ZERO, |acc, t| {
-                        acc + Scalar::from(self.lin_coeff(j, t))
-                    });
-                let y = Scalar::from(self.src_bit(self.src(j, 0x200)) + 1);
-                sum * y + Scalar::from(self.src_bit(self.src(j, 0x201)))
+                let sum = self.lin_sum(j, |x| bits[x] == 1);
+                let y = bits[self.src(j, 0x200)] as u64 + 1;
+                let z = bits[self.src(j, 0x201)] == 1;
+                if y == 2 {
+                    sum.double() + bit_scalar(z)
+                } else {
+                    sum + bit_scalar(z)
+                }
             }
             Kind::Pack => Scalar::from(
                 (0..PACK_BITS)
-                    .map(|t| self.src_bit(self.src(j, 0x300 + t)) << t)
+                    .map(|t| (bits[self.src(j, 0x300 + t)] as u64) << t)
                     .sum::<u64>(),
             ),
         }
+    }
+
+    /// Σ kₜ·bₜ over the 13 bit operands of lin row `j`: kₜ < 2^64, so the sum fits a u128
+    /// and converts once.
+    fn lin_sum(&self, j: usize, mut bit: impl FnMut(usize) -> bool) -> Scalar {
+        let sum: u128 = (0..LIN_TERMS)
+            .filter(|&t| bit(self.bit(j, 0x100 + t)))
+            .map(|t| self.lin_coeff(j, t) as u128)
+            .sum();
+        Scalar::from_u64s_le(&[sum as u64, (sum >> 64) as u64, 0, 0]).unwrap()
+    }
+
+    /// Bit values of every bit variable (0 elsewhere): sources first, then the gates on them.
+    fn bits(&self) -> Vec<u8> {
+        (0..self.rows)
+            .into_par_iter()
+            .map(|j| {
+                if is_bit(self.kinds[j]) {
+                    self.bit_value(j) as u8
+                } else {
+                    0
+                }
+            })
+            .collect()
     }
 
     fn row(&self, j: usize) -> Row {
         let one = Scalar::ONE;
         let w = Var::Aux(j);
         let t = Terms::default;
-        match self.kind(j) {
-            Kind::Input(i) => Row {
-                a: t().add(Var::Input(i), one),
+        match self.kinds[j] {
+            Kind::Input => Row {
+                a: t().add(Var::Input(j), one),
                 b: t().add(Var::One, one),
                 c: t().add(w, one),
             },
@@ -278,56 +345,113 @@ impl SyntheticCircuit {
         }
     }
 
+    /// A(z), B(z), C(z) of row j straight from its kind, without building linear
+    /// combinations; `mark_a` / `mark_b` record the aux variables A and B use with a non-zero
+    /// coefficient and `b_one` whether B uses the constant one. Must agree with `row`.
+    fn eval_row(
+        &self,
+        j: usize,
+        v: &[Scalar],
+        mark_a: &mut impl FnMut(usize),
+        mark_b: &mut impl FnMut(usize),
+        b_one: &mut bool,
+        inputs: &[Scalar],
+    ) -> (Scalar, Scalar, Scalar) {
+        let w = v[j];
+        match self.kinds[j] {
+            Kind::Input => {
+                *b_one = true;
+                (inputs[j + 1], Scalar::ONE, w)
+            }
+            Kind::Src => {
+                mark_a(j);
+                mark_b(j);
+                *b_one = true;
+                (w, Scalar::ONE - w, Scalar::ZERO)
+            }
+            Kind::Xor => {
+                let (x, y) = (self.src(j, 0), self.src(j, 1));
+                mark_a(x);
+                mark_b(y);
+                (v[x].double(), v[y], v[x] + v[y] - w)
+            }
+            Kind::Mux => {
+                let (c, p, q) = (self.src(j, 0), self.src(j, 1), self.src(j, 2));
+                mark_a(c);
+                // p − q merges to nothing when p = q: no term, no density.
+                if p != q {
+                    mark_b(p);
+                    mark_b(q);
+                }
+                (v[c], v[p] - v[q], w - v[q])
+            }
+            Kind::Lin => {
+                let a = self.lin_sum(j, |x| {
+                    mark_a(x);
+                    v[x] == Scalar::ONE
+                });
+                let (y, z) = (self.src(j, 0x200), self.src(j, 0x201));
+                mark_b(y);
+                *b_one = true;
+                (a, v[y] + Scalar::ONE, w - v[z])
+            }
+            Kind::Pack => {
+                let a = (0..PACK_BITS).fold(0u64, |acc, t| {
+                    let s = self.src(j, 0x300 + t);
+                    mark_a(s);
+                    acc + (((v[s] == Scalar::ONE) as u64) << t)
+                });
+                *b_one = true;
+                (Scalar::from(a), Scalar::ONE, w)
+            }
+        }
+    }
+
     /// Synthesises rows in parallel on the current rayon pool; equals the `Circuit` path.
     pub fn synthesize_parallel(&self) -> Assignment {
         let n = self.rows;
         let inputs: Vec<Scalar> = std::iter::once(Scalar::ONE)
             .chain((0..PUBLIC_INPUTS).map(|i| self.input_value(i)))
             .collect();
-        let aux: Vec<Scalar> = (0..n).into_par_iter().map(|j| self.value(j)).collect();
+        let bits = self.bits();
+        let aux: Vec<Scalar> = (0..n)
+            .into_par_iter()
+            .map(|j| self.value(j, &bits))
+            .collect();
         let words = n.div_ceil(64);
         let atomics = || (0..words).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
         let (a_dens, b_dens) = (atomics(), atomics());
-        let b_input = AtomicU64::new(0);
-        let eval = |terms: &Terms, dens: Option<&[AtomicU64]>, input_dens: Option<&AtomicU64>| {
-            terms.0.iter().fold(Scalar::ZERO, |acc, (v, c)| {
-                if bool::from(c.is_zero()) {
-                    return acc;
-                }
-                let value = match *v {
-                    Var::One => {
-                        input_dens.map(|d| d.fetch_or(1, Ordering::Relaxed));
-                        Scalar::ONE
-                    }
-                    Var::Input(i) => {
-                        input_dens.map(|d| d.fetch_or(1 << (i + 1), Ordering::Relaxed));
-                        inputs[i + 1]
-                    }
-                    Var::Aux(i) => {
-                        dens.map(|d| d[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed));
-                        aux[i]
-                    }
-                };
-                acc + value * c
-            })
+        let set = |d: &[AtomicU64], i: usize| {
+            d[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
         };
-        let (mut a, (mut b, mut c)): (Vec<Scalar>, (Vec<Scalar>, Vec<Scalar>)) = (0..n)
-            .into_par_iter()
-            .map(|j| {
-                let row = self.row(j);
-                (
-                    eval(&row.a, Some(&a_dens), None),
-                    (
-                        eval(&row.b, Some(&b_dens), Some(&b_input)),
-                        eval(&row.c, None, None),
-                    ),
-                )
+        const CHUNK: usize = 1 << 12;
+        let mut a = vec![Scalar::ZERO; n + inputs.len()];
+        let mut b = vec![Scalar::ZERO; n + inputs.len()];
+        let mut c = vec![Scalar::ZERO; n + inputs.len()];
+        let b_one = a[..n]
+            .par_chunks_mut(CHUNK)
+            .zip(b[..n].par_chunks_mut(CHUNK))
+            .zip(c[..n].par_chunks_mut(CHUNK))
+            .enumerate()
+            .map(|(ci, ((a, b), c))| {
+                let mut one = false;
+                for (i, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate()
+                {
+                    let j = ci * CHUNK + i;
+                    (*a, *b, *c) = self.eval_row(
+                        j,
+                        &aux,
+                        &mut |x| set(&a_dens, x),
+                        &mut |x| set(&b_dens, x),
+                        &mut one,
+                        &inputs,
+                    );
+                }
+                one
             })
-            .unzip();
+            .reduce(|| false, |x, y| x || y);
         // The input rows `x * 0 = 0`.
-        a.extend_from_slice(&inputs);
-        b.resize(a.len(), Scalar::ZERO);
-        c.resize(a.len(), Scalar::ZERO);
+        a[n..].copy_from_slice(&inputs);
         let collect = |d: Vec<AtomicU64>| d.into_iter().map(AtomicU64::into_inner).collect();
         Assignment {
             a,
@@ -335,7 +459,7 @@ impl SyntheticCircuit {
             c,
             a_aux_density: Density::from_words(collect(a_dens), n),
             b_aux_density: Density::from_words(collect(b_dens), n),
-            b_input_density: Density::from_words(vec![b_input.into_inner()], inputs.len()),
+            b_input_density: Density::from_words(vec![b_one as u64], inputs.len()),
             input: inputs,
             aux,
         }
@@ -352,12 +476,13 @@ impl Circuit<Scalar> for SyntheticCircuit {
         let inputs = (0..PUBLIC_INPUTS)
             .map(|i| cs.alloc_input(|| format!("input {i}"), || Ok(self.input_value(i))))
             .collect::<Result<Vec<_>, _>>()?;
+        let bits = self.bits();
         debug_assert!(inputs
             .iter()
             .enumerate()
             .all(|(i, v)| v.get_unchecked() == Index::Input(i + 1)));
         for j in 0..self.rows {
-            cs.alloc(|| "w", || Ok(self.value(j)))?;
+            cs.alloc(|| "w", || Ok(self.value(j, &bits)))?;
         }
         for j in 0..self.rows {
             let row = self.row(j);
