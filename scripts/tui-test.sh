@@ -30,7 +30,8 @@ export XDG_STATE_HOME="$TMP/state" XDG_CACHE_HOME="$TMP/cache" XDG_CONFIG_HOME="
 T() { tmux -S "$SOCK" "$@"; }
 cleanup() {
     T kill-server 2>/dev/null || true
-    rm -rf "$TMP"
+    # A provetop that was just signalled may still be flushing its log into $TMP.
+    rm -rf "$TMP" 2>/dev/null || { sleep 1; rm -rf "$TMP" 2>/dev/null; } || true
 }
 trap cleanup EXIT
 
@@ -58,6 +59,7 @@ wait_for() {
 # Starts a shell in a 100×30 terminal with a recognisable prompt, then provetop in it.
 start() {
     T kill-server 2>/dev/null || true
+    sleep 0.5
     T -f /dev/null new-session -d -s pt -x 100 -y 30 "env -i PATH=$PATH HOME=$TMP TERM=xterm-256color \
         XDG_STATE_HOME=$XDG_STATE_HOME XDG_CACHE_HOME=$XDG_CACHE_HOME XDG_CONFIG_HOME=$XDG_CONFIG_HOME \
         PS1='READY\$ ' bash --norc --noprofile"
@@ -127,10 +129,13 @@ restored "SIGTERM"
 if [[ $MEASURE == 1 ]]; then
     echo "== UI thread CPU at 10 fps, nothing changing, 200×60"
     T kill-server 2>/dev/null || true
-    T -f /dev/null new-session -d -s pt -x 200 -y 60 "env TERM=xterm-256color $BIN --backend cpu --log2-constraints 10 --proofs 2"
+    sleep 0.5
+    T -f /dev/null new-session -d -s pt -x 200 -y 60 "env TERM=xterm-256color $BIN --backend cpu --log2-constraints 10 --proofs 2 || sleep 60"
     wait_for 180 '✓2'
     sleep 3
-    pid=$(T display -p -t pt '#{pane_pid}')
+    # The pane runs a shell; provetop is its child, and its main thread (tid = pid) the UI.
+    pid=$(pgrep -n -P "$(T display -p -t pt '#{pane_pid}')")
+    [[ $(cat "/proc/$pid/comm") == provetop ]] || fail "no provetop process to measure"
     ticks() { awk '{print $14 + $15}' "/proc/$pid/task/$pid/stat"; }
     hz=$(getconf CLK_TCK)
     a=$(ticks)

@@ -161,7 +161,9 @@ fn event_loop(
         let timeout = next_frame.saturating_duration_since(Instant::now());
         let mut input = false;
         let mut wait = timeout;
-        while let Some(ev) = tui.poll(wait)? {
+        // A bounded batch, so signals and frames are seen even under a flood of input.
+        for _ in 0..256 {
+            let Some(ev) = tui.poll(wait)? else { break };
             input = true;
             wait = Duration::ZERO;
             for c in app.handle(&ev) {

@@ -2,7 +2,7 @@
 //! undone on every way out: a normal return, an error, a panic on any thread, or a signal
 //! (SIGINT, SIGTERM, SIGHUP, SIGQUIT). Ctrl-C itself arrives as a key in raw mode.
 
-use std::io::{self, Stdout};
+use std::io::{self, IsTerminal, Stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Duration;
@@ -47,6 +47,7 @@ pub fn enter() -> io::Result<Tui> {
         signal_hook::flag::register(sig, signals.clone())?;
     }
     ACTIVE.store(true, Ordering::SeqCst);
+    watchdog(signals.clone());
     let setup = || -> io::Result<ratatui::Terminal<Backend>> {
         enable_raw_mode()?;
         execute!(
@@ -63,6 +64,39 @@ pub fn enter() -> io::Result<Tui> {
             restore();
             Err(e)
         }
+    }
+}
+
+/// Ends the process when the terminal goes away, or when a termination signal is not acted
+/// on within two seconds. Both matter because crossterm's reader spins forever on the
+/// end-of-file a closed terminal gives, so the event loop may never see either.
+fn watchdog(signals: Arc<AtomicBool>) {
+    let spawned = std::thread::Builder::new()
+        .name("tui-watchdog".into())
+        .spawn(move || {
+            let mut signalled = 0;
+            while ACTIVE.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(200));
+                let gone = !io::stdin().is_terminal();
+                if signals.load(Ordering::SeqCst) {
+                    signalled += 1;
+                }
+                if gone || signalled > 10 {
+                    tracing::warn!(
+                        "{}; exiting",
+                        if gone {
+                            "the terminal went away"
+                        } else {
+                            "a termination signal was not acted on"
+                        }
+                    );
+                    restore();
+                    std::process::exit(if gone { 129 } else { 143 });
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("starting the terminal watchdog: {e}");
     }
 }
 

@@ -69,6 +69,9 @@ fn layout(body: Rect, state: &State, ui: &Ui) -> Parts {
     } else {
         5
     };
+    // The lanes take what they need (two rows each at most); the log gets the rest.
+    let want = state.timelines.lanes().len() as u16 * 2 + 1 + DETAIL_H + 2;
+    let bottom_h = bottom_h.max(main.height.saturating_sub(want));
     let [block, bottom] =
         Layout::vertical([Constraint::Min(6), Constraint::Length(bottom_h)]).areas(main);
     let (summary, log) = if wide {
