@@ -153,16 +153,13 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, wide: bo
                     theme,
                 ),
             ]),
-            Line::from(vec![
-                label("queue ", theme),
-                value(
-                    format!(
-                        "wait {:.0} · synth {:.0} · ready {:.0} · on device {:.0}",
-                        d[0].2, d[1].2, d[2].2, d[3].2
-                    ),
-                    theme,
+            Line::from(vec![value(
+                format!(
+                    "wait {:.0} · synth {:.0} · ready {:.0} · proving {:.0}",
+                    d[0].2, d[1].2, d[2].2, d[3].2
                 ),
-            ]),
+                theme,
+            )]),
         ]
     };
     let stats = state.pipeline.stage_stats();
