@@ -16,6 +16,7 @@ MEASURE=0
 if ! command -v tmux >/dev/null; then
     echo "== installing tmux"
     if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo); fi
+    export DEBIAN_FRONTEND=noninteractive
     "${SUDO[@]}" apt-get install -y tmux >/dev/null 2>&1 ||
         { "${SUDO[@]}" apt-get update >/dev/null && "${SUDO[@]}" apt-get install -y tmux >/dev/null; }
 fi
