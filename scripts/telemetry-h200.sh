@@ -12,6 +12,7 @@
 #
 #   scripts/telemetry-h200.sh               # PROOFS=8 ROUNDS=6 by default
 #   SKIP_OVERHEAD=1 scripts/telemetry-h200.sh
+#   BIN=path/to/provetop scripts/telemetry-h200.sh   # a binary built elsewhere
 #
 # Needs the cuda backend (kernels embedded: nvcc at build time) to emit its spans and byte
 # accounting. Prints a markdown report on stdout; exits 1 when a check fails.
@@ -24,11 +25,13 @@ ROUNDS="${ROUNDS:-6}"
 OUT="${OUT:-${CARGO_TARGET_DIR:-target}/telemetry-h200}"
 mkdir -p "$OUT"
 
-source scripts/env-nvcc.sh
-echo "== building the release binary" >&2
-cargo build --release --quiet 2>&1 | grep -v "^warning: provetop@" >&2 || true
-cp "${CARGO_TARGET_DIR:-target}/release/provetop" "$OUT/provetop"
-BIN="$OUT/provetop"
+if [ -z "${BIN:-}" ]; then
+  source scripts/env-nvcc.sh
+  echo "== building the release binary" >&2
+  cargo build --release --quiet 2>&1 | grep -v "^warning: provetop@" >&2 || true
+  cp "${CARGO_TARGET_DIR:-target}/release/provetop" "$OUT/provetop"
+  BIN="$OUT/provetop"
+fi
 
 "$BIN" devices >"$OUT/devices.txt" 2>&1 || true
 if ! grep -Eq "^auto: +cuda" "$OUT/devices.txt"; then

@@ -71,6 +71,12 @@ fn check_gpu(
 ) -> Result<()> {
     use provetop_engine::backend::Executor;
     let name = gpu.device().to_string();
+    let t = Instant::now();
+    let r = gpu.upload_rates(4 << 30).map(|u| {
+        println!("INFO  {name} host-to-device GB/s: pinned {:.1}, staged from pageable {:.1}, pageable {:.1}", u.pinned, u.staged, u.pageable);
+        u.pinned > 0.0
+    });
+    rep.check(&format!("{name} uploads of 4 GiB"), r, t);
     for k in [1, 5, 10, 11, 12, 16, 20, 22]
         .into_iter()
         .filter(|k| *k <= max_log2)

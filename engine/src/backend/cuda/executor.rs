@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::gpu::{DevBuf, Gpu, OutOfMemory, Timeline};
+use super::gpu::{DevBuf, Gpu, OutOfMemory, Staging, Timeline};
 use super::{msm, ntt};
 use crate::backend::cpu::CpuExecutor;
 use crate::backend::{BackendKind, Engine, Executor, Gate, RegionInput, Steps};
@@ -58,6 +58,7 @@ struct Workspace {
 struct StreamSet {
     compute: Arc<CudaStream>,
     copy: Arc<CudaStream>,
+    staging: Staging,
     ws: Option<Workspace>,
 }
 
@@ -156,6 +157,7 @@ impl CudaExecutor {
     /// The parameter set's queries on the device, uploaded once while residency allows.
     fn srs(
         &self,
+        staging: &mut Staging,
         s: &CudaStream,
         p: &Parameters,
         residency: Residency,
@@ -170,9 +172,9 @@ impl CudaExecutor {
         // A new parameter set replaces the old one.
         *slot = None;
         let start = Instant::now();
-        let up = |points: &[G1Affine]| -> Result<DevBuf> {
+        let mut up = |points: &[G1Affine]| -> Result<DevBuf> {
             let buf = self.alloc(points.len().max(1) * G1, VramPurpose::Srs, budget)?;
-            self.gpu.h2d(s, buf.ptr, points)?;
+            staging.upload(&self.gpu, s, buf.ptr, points)?;
             Ok(buf)
         };
         let srs = Arc::new(Srs {
@@ -228,6 +230,7 @@ impl CudaExecutor {
         Ok(StreamSet {
             compute: self.gpu.stream()?,
             copy: self.gpu.stream()?,
+            staging: Staging::new(&self.gpu)?,
             ws: None,
         })
     }
@@ -291,7 +294,14 @@ impl CudaExecutor {
         } else {
             self.workspace(set, log2, msm_n, o.vram_budget)?;
         }
-        let srs = self.srs(&copy, p, o.srs_residency, o.vram_budget, steps)?;
+        let srs = self.srs(
+            &mut set.staging,
+            &copy,
+            p,
+            o.srs_residency,
+            o.vram_budget,
+            steps,
+        )?;
         let tables = self.tables(&copy, log2)?;
         let ws = set.ws.as_ref().expect("workspace allocated");
         let (pa, pb, pc, scratch) = (
@@ -308,18 +318,19 @@ impl CudaExecutor {
             (pb, &input.abc[1]),
             (pc, &input.abc[2]),
         ] {
-            self.gpu.h2d(&copy, dst, v)?;
+            set.staging.upload(&self.gpu, &copy, dst, v)?;
             self.gpu
                 .zero_bytes(&copy, dst + (v.len() * FR) as u64, (n - v.len()) * FR)?;
             up_bytes += (v.len() * FR) as u64;
         }
         for (i, sp) in [&l, &a, &b].into_iter().enumerate() {
             if !sp.tail.is_empty() {
-                self.gpu
-                    .h2d(&copy, ws.scalars.at(i * msm_n * FR), &sp.tail)?;
+                set.staging
+                    .upload(&self.gpu, &copy, ws.scalars.at(i * msm_n * FR), &sp.tail)?;
             }
             if !sp.ones.is_empty() {
-                self.gpu.h2d(&copy, ws.idx.at(i * msm_n * 4), &sp.ones)?;
+                set.staging
+                    .upload(&self.gpu, &copy, ws.idx.at(i * msm_n * 4), &sp.ones)?;
             }
             up_bytes += (sp.tail.len() * FR + sp.ones.len() * 4) as u64;
         }

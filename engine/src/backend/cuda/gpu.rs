@@ -282,3 +282,136 @@ impl Drop for Timeline {
 fn new_event() -> Result<CUevent> {
     result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(cuda)
 }
+
+/// Page-locked host memory the copy engines can read at full link speed.
+struct Pinned {
+    ptr: *mut u8,
+    bytes: usize,
+    gpu: Arc<Gpu>,
+}
+
+// SAFETY: the buffer is plain bytes owned by this value; access is serialised by `Staging`.
+unsafe impl Send for Pinned {}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let _ = self.gpu.bind();
+        let _ = unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) };
+    }
+}
+
+/// Uploads through a ring of two pinned buffers: while the copy engine reads one, the CPU
+/// fills the other, so pageable data reaches the device at link speed with bounded pinned
+/// memory.
+pub struct Staging {
+    bufs: Vec<(Pinned, CUevent)>,
+    next: usize,
+}
+
+// SAFETY: the events and pinned buffers belong to one context and are used by one worker at a time.
+unsafe impl Send for Staging {}
+
+/// Bytes per pinned buffer.
+const STAGE_BYTES: usize = 64 << 20;
+
+impl Staging {
+    pub fn new(gpu: &Arc<Gpu>) -> Result<Staging> {
+        gpu.bind()?;
+        let bufs = (0..2)
+            .map(|_| {
+                let ptr = unsafe { result::malloc_host(STAGE_BYTES, 0) }.map_err(cuda)? as *mut u8;
+                Ok((
+                    Pinned {
+                        ptr,
+                        bytes: STAGE_BYTES,
+                        gpu: gpu.clone(),
+                    },
+                    new_event()?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Staging { bufs, next: 0 })
+    }
+
+    /// Copies `src` to device address `dst` on `stream`; returns once the last piece is queued.
+    pub fn upload<T: Sync>(
+        &mut self,
+        gpu: &Gpu,
+        stream: &CudaStream,
+        dst: u64,
+        src: &[T],
+    ) -> Result<()> {
+        use rayon::prelude::*;
+        // SAFETY: a plain-old-data view of blst structs and integers.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(src.as_ptr() as *const u8, std::mem::size_of_val(src))
+        };
+        for (i, piece) in bytes.chunks(STAGE_BYTES).enumerate() {
+            let (buf, done) = &self.bufs[self.next];
+            self.next = (self.next + 1) % self.bufs.len();
+            // The copy that last read this buffer must have finished before we refill it.
+            unsafe { result::event::synchronize(*done) }.map_err(cuda)?;
+            let staged =
+                unsafe { std::slice::from_raw_parts_mut(buf.ptr, buf.bytes.min(piece.len())) };
+            staged
+                .par_chunks_mut(1 << 20)
+                .zip(piece.par_chunks(1 << 20))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            gpu.counters.host_copied(piece.len() as u64);
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(
+                    dst + (i * STAGE_BYTES) as u64,
+                    buf.ptr as *const _,
+                    piece.len(),
+                    stream.cu_stream(),
+                )
+                .result()
+                .map_err(cuda)?;
+                result::event::record(*done, stream.cu_stream()).map_err(cuda)?;
+            }
+            gpu.counters.copied(Direction::H2d, piece.len() as u64);
+        }
+        Ok(())
+    }
+}
+
+impl Staging {
+    /// Copies `bytes` from the pinned buffers alone (no host copy): the link's own rate.
+    pub fn upload_pinned_only(
+        &mut self,
+        gpu: &Gpu,
+        stream: &CudaStream,
+        dst: u64,
+        bytes: usize,
+    ) -> Result<()> {
+        let mut done = 0;
+        while done < bytes {
+            let (buf, _) = &self.bufs[self.next];
+            self.next = (self.next + 1) % self.bufs.len();
+            let n = (bytes - done).min(buf.bytes);
+            unsafe {
+                sys::cuMemcpyHtoDAsync_v2(
+                    dst + done as u64,
+                    buf.ptr as *const _,
+                    n,
+                    stream.cu_stream(),
+                )
+                .result()
+                .map_err(cuda)?;
+            }
+            gpu.counters.copied(Direction::H2d, n as u64);
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        for (pinned, e) in self.bufs.drain(..) {
+            let _ = unsafe { result::event::synchronize(e) };
+            let _ = unsafe { result::event::destroy(e) };
+            drop(pinned);
+        }
+    }
+}

@@ -8,7 +8,7 @@ pub mod msm;
 pub mod ntt;
 mod ops;
 
-pub use ops::NttKind;
+pub use ops::{NttKind, UploadRates};
 
 pub use executor::CudaExecutor;
 

@@ -133,3 +133,46 @@ impl CudaExecutor {
         Ok(super::executor::jacobian(&out))
     }
 }
+
+/// Host-to-device copy rates, GB/s: from pinned memory, staged from pageable memory through
+/// the pinned ring the executor uses, and straight from pageable memory.
+#[derive(Clone, Copy, Debug)]
+pub struct UploadRates {
+    pub pinned: f64,
+    pub staged: f64,
+    pub pageable: f64,
+}
+
+impl CudaExecutor {
+    pub fn upload_rates(&self, bytes: usize) -> Result<UploadRates> {
+        use super::gpu::Staging;
+        use std::time::Instant;
+        let g = self.gpu();
+        g.bind()?;
+        let s = g.stream()?;
+        let dev = g.alloc(bytes, VramPurpose::Scratch)?;
+        let host = vec![7u8; bytes];
+        let rate = |t: Instant| bytes as f64 / t.elapsed().as_secs_f64() / 1e9;
+        // Warm the path, then time each way once over `bytes`.
+        let mut staging = Staging::new(g)?;
+        staging.upload(g, &s, dev.ptr, &host[..1 << 20])?;
+        g.sync(&s)?;
+        let t = Instant::now();
+        staging.upload_pinned_only(g, &s, dev.ptr, bytes)?;
+        g.sync(&s)?;
+        let pinned = rate(t);
+        let t = Instant::now();
+        staging.upload(g, &s, dev.ptr, &host)?;
+        g.sync(&s)?;
+        let staged = rate(t);
+        let t = Instant::now();
+        g.h2d(&s, dev.ptr, &host)?;
+        g.sync(&s)?;
+        let pageable = rate(t);
+        Ok(UploadRates {
+            pinned,
+            staged,
+            pageable,
+        })
+    }
+}
