@@ -240,18 +240,7 @@ impl ConstraintSystem<Scalar> for ProvingCs {
         asg.c.push(cv);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::circuit::namespaces_ignored!();
 }
 
 /// Checks that every constraint holds: A(z)·B(z) = C(z). Used by tests and `--check`.
