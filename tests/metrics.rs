@@ -494,22 +494,7 @@ fn metrics_endpoint_serves_the_exposition_during_a_bench() {
         .find(|s| s.name == "provetop_config_info")
         .unwrap();
     assert_eq!(info.value, 1.0);
-    for key in [
-        "backend",
-        "devices",
-        "cpu_devices",
-        "gpu_workers_per_device",
-        "lock",
-        "synthesis_workers",
-        "synthesis_threads",
-        "prover_threads",
-        "prestage",
-        "msm_double_buffer",
-        "b_g2_on",
-        "srs_residency",
-        "host_memory_budget",
-        "vram_budget",
-    ] {
+    for key in provetop_engine::config::KEYS {
         assert!(info.labels.contains_key(key), "config_info lacks {key}");
     }
     assert_eq!(info.labels["synthesis_threads"], "1");

@@ -19,27 +19,7 @@ pub const BUILTIN: [(&str, &str); 3] = [
 pub const DEFAULT: &str = "dark";
 
 /// Every span kind, for themes and legends.
-pub const ALL_STAGES: [Stage; 19] = [
-    Stage::Synthesis,
-    Stage::QueueWait,
-    Stage::LockWait,
-    Stage::H2d,
-    Stage::NttH,
-    Stage::MsmH,
-    Stage::MsmL,
-    Stage::MsmA,
-    Stage::MsmBG1,
-    Stage::MsmBG2,
-    Stage::BatchAdd,
-    Stage::Finalize,
-    Stage::Verify,
-    Stage::D2h,
-    Stage::Prep,
-    Stage::Alloc,
-    Stage::Intt,
-    Stage::CosetNtt,
-    Stage::Pointwise,
-];
+pub const ALL_STAGES: [Stage; 19] = Stage::ALL;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Theme {

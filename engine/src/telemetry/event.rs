@@ -50,6 +50,29 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every kind of span, the proof stages first.
+    pub const ALL: [Stage; 19] = [
+        Stage::Synthesis,
+        Stage::QueueWait,
+        Stage::LockWait,
+        Stage::H2d,
+        Stage::NttH,
+        Stage::MsmH,
+        Stage::MsmL,
+        Stage::MsmA,
+        Stage::MsmBG1,
+        Stage::MsmBG2,
+        Stage::BatchAdd,
+        Stage::Finalize,
+        Stage::Verify,
+        Stage::D2h,
+        Stage::Prep,
+        Stage::Alloc,
+        Stage::Intt,
+        Stage::CosetNtt,
+        Stage::Pointwise,
+    ];
+
     /// The stages a proof reports, in pipeline order.
     pub const PROOF_STAGES: [Stage; 13] = [
         Stage::Synthesis,
