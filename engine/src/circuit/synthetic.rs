@@ -25,6 +25,7 @@ use bellpepper_core::{
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -99,18 +100,139 @@ struct Row {
     c: Terms,
 }
 
+/// The constraint structure of one size: every row's kind and operands, a pure function of k.
+/// Built once per size in parallel and shared by every partition, so synthesising a partition
+/// only computes its witness.
+#[derive(Debug)]
+struct Structure {
+    rows: usize,
+    salt: u64,
+    kinds: Vec<Kind>,
+    /// Operands of row j are `ops[start[j]..start[j + 1]]`, in the order of `operands_of`.
+    start: Vec<u32>,
+    ops: Vec<u32>,
+}
+
+/// Operands a row of each kind takes: xor [x, y]; mux [c, p, q]; lin [b₀..b₁₂, y, z];
+/// pack [s₀..s₃₁]. x, y, c, p, q, z and s are src variables, the b any bit variable.
+fn operand_count(k: Kind) -> usize {
+    match k {
+        Kind::Input | Kind::Src => 0,
+        Kind::Xor => 2,
+        Kind::Mux => 3,
+        Kind::Lin => LIN_TERMS as usize + 2,
+        Kind::Pack => PACK_BITS as usize,
+    }
+}
+
+impl Structure {
+    fn build(k: u32) -> Structure {
+        let rows = (1usize << k) - PUBLIC_INPUTS - 1;
+        let salt = mix3(VERSION, k as u64, 0x5eed);
+        let kinds: Vec<Kind> = (0..rows)
+            .into_par_iter()
+            .map(|r| kind_of(salt, r))
+            .collect();
+        let rows_of = |want: fn(Kind) -> bool| -> Vec<u32> {
+            (0..rows as u32)
+                .into_par_iter()
+                .filter(|r| want(kinds[*r as usize]))
+                .collect()
+        };
+        let (srcs, bits) = (rows_of(is_src), rows_of(is_bit));
+        // One hash per operand, uniform over the variables of the kind it needs.
+        let pick = |row: usize, salt_op: u64, from: &[u32]| -> u32 {
+            let h = mix(salt
+                ^ (row as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                ^ salt_op.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+            from[(h % from.len() as u64) as usize]
+        };
+        let operands = |j: usize| -> Vec<u32> {
+            match kinds[j] {
+                Kind::Input | Kind::Src => vec![],
+                Kind::Xor => (0..2).map(|t| pick(j, t, &srcs)).collect(),
+                Kind::Mux => (0..3).map(|t| pick(j, t, &srcs)).collect(),
+                Kind::Lin => (0..LIN_TERMS)
+                    .map(|t| pick(j, 0x100 + t, &bits))
+                    .chain([pick(j, 0x200, &srcs), pick(j, 0x201, &srcs)])
+                    .collect(),
+                Kind::Pack => (0..PACK_BITS).map(|t| pick(j, 0x300 + t, &srcs)).collect(),
+            }
+        };
+        let mut start = Vec::with_capacity(rows + 1);
+        let mut at = 0u32;
+        for k in &kinds {
+            start.push(at);
+            at += operand_count(*k) as u32;
+        }
+        start.push(at);
+        const CHUNK: usize = 1 << 14;
+        let pieces: Vec<Vec<u32>> = (0..rows.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                (c * CHUNK..((c + 1) * CHUNK).min(rows))
+                    .flat_map(operands)
+                    .collect()
+            })
+            .collect();
+        Structure {
+            rows,
+            salt,
+            kinds,
+            start,
+            ops: pieces.concat(),
+        }
+    }
+
+    /// The structure of size 2^k, built on first use and kept for the process.
+    fn of(k: u32) -> Arc<Structure> {
+        static CACHE: std::sync::OnceLock<parking_lot::Mutex<HashMap<u32, Arc<Structure>>>> =
+            std::sync::OnceLock::new();
+        let cache = CACHE.get_or_init(Default::default);
+        if let Some(s) = cache.lock().get(&k) {
+            return s.clone();
+        }
+        let built = Arc::new(Structure::build(k));
+        cache.lock().entry(k).or_insert(built).clone()
+    }
+
+    fn operands(&self, j: usize) -> &[u32] {
+        &self.ops[self.start[j] as usize..self.start[j + 1] as usize]
+    }
+
+    fn lin_coeff(&self, row: usize, t: u64) -> u64 {
+        mix3(self.salt, row as u64, 0x1000 + t) | 1
+    }
+
+    /// Σ kₜ·bₜ over the 13 bit operands of lin row `j`: kₜ < 2^64, so the sum fits a u128
+    /// and converts once.
+    fn lin_sum(&self, j: usize, mut bit: impl FnMut(usize) -> bool) -> Scalar {
+        let sum: u128 = self.operands(j)[..LIN_TERMS as usize]
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| bit(**x as usize))
+            .map(|(t, _)| self.lin_coeff(j, t as u64) as u128)
+            .sum();
+        Scalar::from_u64s_le(&[sum as u64, (sum >> 64) as u64, 0, 0]).unwrap()
+    }
+}
+
+/// What evaluating a row reads of the partition's witness.
+#[derive(Clone, Copy)]
+struct Witness<'a> {
+    /// 0 or 1 for every bit variable.
+    bits: &'a [u8],
+    /// Public inputs, the constant one first.
+    inputs: &'a [Scalar],
+}
+
 /// One partition of the synthetic workload: the shape from `k`, the witness from `seed`.
 #[derive(Clone, Debug)]
 pub struct SyntheticCircuit {
     k: u32,
     seed: u64,
     rows: usize,
-    structure: u64,
-    /// The kind of every row, a pure function of (k, row), computed once in parallel.
-    kinds: Arc<Vec<Kind>>,
-    /// The rows of src variables, and of all bit variables: operands are drawn from these.
-    srcs: Arc<Vec<u32>>,
-    bit_rows: Arc<Vec<u32>>,
+    st: Arc<Structure>,
 }
 
 /// The shape of the synthetic circuit of size 2^k, without building it.
@@ -162,29 +284,12 @@ fn is_bit(k: Kind) -> bool {
 
 impl SyntheticCircuit {
     pub fn new(k: u32, seed: u64) -> Self {
-        let rows = (1usize << k) - PUBLIC_INPUTS - 1;
-        let structure = mix3(VERSION, k as u64, 0x5eed);
-        let kinds: Vec<Kind> = (0..rows)
-            .into_par_iter()
-            .map(|r| kind_of(structure, r))
-            .collect();
-        let rows_of = |want: fn(Kind) -> bool| -> Arc<Vec<u32>> {
-            Arc::new(
-                (0..rows as u32)
-                    .into_par_iter()
-                    .filter(|r| want(kinds[*r as usize]))
-                    .collect(),
-            )
-        };
-        let (srcs, bit_rows) = (rows_of(is_src), rows_of(is_bit));
+        let st = Structure::of(k);
         SyntheticCircuit {
             k,
             seed,
-            rows,
-            structure,
-            kinds: Arc::new(kinds),
-            srcs,
-            bit_rows,
+            rows: st.rows,
+            st,
         }
     }
 
@@ -192,40 +297,8 @@ impl SyntheticCircuit {
         shape(self.k)
     }
 
-    /// The `salt`-th operand of `row`, uniform over `from`: one hash per operand.
-    fn pick(&self, row: usize, salt: u64, from: &[u32]) -> usize {
-        let h = mix(self.structure
-            ^ (row as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ salt.wrapping_mul(0xD6E8_FEB8_6659_FD93));
-        from[(h % from.len() as u64) as usize] as usize
-    }
-
-    fn src(&self, row: usize, salt: u64) -> usize {
-        self.pick(row, salt, &self.srcs)
-    }
-
-    fn bit(&self, row: usize, salt: u64) -> usize {
-        self.pick(row, salt, &self.bit_rows)
-    }
-
-    fn src_bit(&self, j: usize) -> u64 {
-        mix(self.seed ^ (j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 1
-    }
-
-    fn bit_value(&self, j: usize) -> u64 {
-        match self.kinds[j] {
-            Kind::Src => self.src_bit(j),
-            Kind::Xor => self.src_bit(self.src(j, 0)) ^ self.src_bit(self.src(j, 1)),
-            Kind::Mux => {
-                let (c, p, q) = (self.src(j, 0), self.src(j, 1), self.src(j, 2));
-                if self.src_bit(c) == 1 {
-                    self.src_bit(p)
-                } else {
-                    self.src_bit(q)
-                }
-            }
-            _ => unreachable!("not a bit variable"),
-        }
+    fn src_bit(&self, j: usize) -> u8 {
+        (mix(self.seed ^ (j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 1) as u8
     }
 
     fn input_value(&self, i: usize) -> Scalar {
@@ -235,62 +308,71 @@ impl SyntheticCircuit {
         Scalar::from_u64s_le(&limbs).unwrap()
     }
 
-    fn lin_coeff(&self, row: usize, t: u64) -> u64 {
-        mix3(self.structure, row as u64, 0x1000 + t) | 1
+    /// The value (0 or 1) of every bit variable, 0 elsewhere: sources first, then the gates on
+    /// them, whose operands are all sources.
+    fn bits(&self) -> Vec<u8> {
+        let st = &self.st;
+        let src: Vec<u8> = (0..self.rows)
+            .into_par_iter()
+            .map(|j| {
+                if st.kinds[j] == Kind::Src {
+                    self.src_bit(j)
+                } else {
+                    0
+                }
+            })
+            .collect();
+        (0..self.rows)
+            .into_par_iter()
+            .map(|j| {
+                let o = st.operands(j);
+                match st.kinds[j] {
+                    Kind::Src => src[j],
+                    Kind::Xor => src[o[0] as usize] ^ src[o[1] as usize],
+                    Kind::Mux if src[o[0] as usize] == 1 => src[o[1] as usize],
+                    Kind::Mux => src[o[2] as usize],
+                    _ => 0,
+                }
+            })
+            .collect()
     }
 
     /// The value of aux variable `j`, given the bit values of every bit variable.
     fn value(&self, j: usize, bits: &[u8]) -> Scalar {
-        match self.kinds[j] {
+        let st = &self.st;
+        let o = st.operands(j);
+        match st.kinds[j] {
             Kind::Input => self.input_value(j),
             Kind::Src | Kind::Xor | Kind::Mux => bit_scalar(bits[j] == 1),
             Kind::Lin => {
-                let sum = self.lin_sum(j, |x| bits[x] == 1);
-                let y = bits[self.src(j, 0x200)] as u64 + 1;
-                let z = bits[self.src(j, 0x201)] == 1;
-                if y == 2 {
+                let sum = st.lin_sum(j, |x| bits[x] == 1);
+                let (y, z) = (bits[o[13] as usize], bits[o[14] as usize] == 1);
+                if y == 1 {
                     sum.double() + bit_scalar(z)
                 } else {
                     sum + bit_scalar(z)
                 }
             }
             Kind::Pack => Scalar::from(
-                (0..PACK_BITS)
-                    .map(|t| (bits[self.src(j, 0x300 + t)] as u64) << t)
+                o.iter()
+                    .enumerate()
+                    .map(|(t, s)| (bits[*s as usize] as u64) << t)
                     .sum::<u64>(),
             ),
         }
-    }
-
-    /// Σ kₜ·bₜ over the 13 bit operands of lin row `j`: kₜ < 2^64, so the sum fits a u128
-    /// and converts once.
-    fn lin_sum(&self, j: usize, mut bit: impl FnMut(usize) -> bool) -> Scalar {
-        let sum: u128 = (0..LIN_TERMS)
-            .filter(|&t| bit(self.bit(j, 0x100 + t)))
-            .map(|t| self.lin_coeff(j, t) as u128)
-            .sum();
-        Scalar::from_u64s_le(&[sum as u64, (sum >> 64) as u64, 0, 0]).unwrap()
-    }
-
-    /// Bit values of every bit variable (0 elsewhere): sources first, then the gates on them.
-    fn bits(&self) -> Vec<u8> {
-        (0..self.rows)
-            .into_par_iter()
-            .map(|j| {
-                if is_bit(self.kinds[j]) {
-                    self.bit_value(j) as u8
-                } else {
-                    0
-                }
-            })
-            .collect()
     }
 
     fn row(&self, j: usize) -> Row {
         let one = Scalar::ONE;
         let w = Var::Aux(j);
         let t = Terms::default;
-        match self.kinds[j] {
+        let st = &self.st;
+        let o: Vec<Var> = st
+            .operands(j)
+            .iter()
+            .map(|x| Var::Aux(*x as usize))
+            .collect();
+        match st.kinds[j] {
             Kind::Input => Row {
                 a: t().add(Var::Input(j), one),
                 b: t().add(Var::One, one),
@@ -301,41 +383,31 @@ impl SyntheticCircuit {
                 b: t().add(Var::One, one).add(w, -one),
                 c: t(),
             },
-            Kind::Xor => {
-                let (x, y) = (Var::Aux(self.src(j, 0)), Var::Aux(self.src(j, 1)));
-                Row {
-                    a: t().add(x, Scalar::from(2)),
-                    b: t().add(y, one),
-                    c: t().add(x, one).add(y, one).add(w, -one),
-                }
-            }
-            Kind::Mux => {
-                let c = Var::Aux(self.src(j, 0));
-                let (p, q) = (Var::Aux(self.src(j, 1)), Var::Aux(self.src(j, 2)));
-                Row {
-                    a: t().add(c, one),
-                    b: t().add(p, one).add(q, -one),
-                    c: t().add(w, one).add(q, -one),
-                }
-            }
+            Kind::Xor => Row {
+                a: t().add(o[0], Scalar::from(2)),
+                b: t().add(o[1], one),
+                c: t().add(o[0], one).add(o[1], one).add(w, -one),
+            },
+            Kind::Mux => Row {
+                a: t().add(o[0], one),
+                b: t().add(o[1], one).add(o[2], -one),
+                c: t().add(w, one).add(o[2], -one),
+            },
             Kind::Lin => {
-                let a = (0..LIN_TERMS).fold(t(), |lc, i| {
-                    lc.add(
-                        Var::Aux(self.bit(j, 0x100 + i)),
-                        Scalar::from(self.lin_coeff(j, i)),
-                    )
+                let a = (0..LIN_TERMS as usize).fold(t(), |lc, i| {
+                    lc.add(o[i], Scalar::from(st.lin_coeff(j, i as u64)))
                 });
-                let (y, z) = (Var::Aux(self.src(j, 0x200)), Var::Aux(self.src(j, 0x201)));
                 Row {
                     a,
-                    b: t().add(y, one).add(Var::One, one),
-                    c: t().add(w, one).add(z, -one),
+                    b: t().add(o[13], one).add(Var::One, one),
+                    c: t().add(w, one).add(o[14], -one),
                 }
             }
             Kind::Pack => {
-                let a = (0..PACK_BITS).fold(t(), |lc, i| {
-                    lc.add(Var::Aux(self.src(j, 0x300 + i)), Scalar::from(1u64 << i))
-                });
+                let a = o
+                    .iter()
+                    .enumerate()
+                    .fold(t(), |lc, (i, s)| lc.add(*s, Scalar::from(1u64 << i)));
                 Row {
                     a,
                     b: t().add(Var::One, one),
@@ -346,19 +418,22 @@ impl SyntheticCircuit {
     }
 
     /// A(z), B(z), C(z) of row j straight from its kind, without building linear
-    /// combinations; `mark_a` / `mark_b` record the aux variables A and B use with a non-zero
+    /// combinations: operands are bit variables, read from `bits`; `w` is the row's own
+    /// variable. `mark_a` / `mark_b` record the aux variables A and B use with a non-zero
     /// coefficient and `b_one` whether B uses the constant one. Must agree with `row`.
     fn eval_row(
         &self,
         j: usize,
-        v: &[Scalar],
+        w: Scalar,
+        wit: Witness<'_>,
         mark_a: &mut impl FnMut(usize),
         mark_b: &mut impl FnMut(usize),
         b_one: &mut bool,
-        inputs: &[Scalar],
     ) -> (Scalar, Scalar, Scalar) {
-        let w = v[j];
-        match self.kinds[j] {
+        let (st, bits, inputs) = (&self.st, wit.bits, wit.inputs);
+        let o = st.operands(j);
+        let v = |x: u32| bit_scalar(bits[x as usize] == 1);
+        match st.kinds[j] {
             Kind::Input => {
                 *b_one = true;
                 (inputs[j + 1], Scalar::ONE, w)
@@ -370,36 +445,32 @@ impl SyntheticCircuit {
                 (w, Scalar::ONE - w, Scalar::ZERO)
             }
             Kind::Xor => {
-                let (x, y) = (self.src(j, 0), self.src(j, 1));
-                mark_a(x);
-                mark_b(y);
-                (v[x].double(), v[y], v[x] + v[y] - w)
+                mark_a(o[0] as usize);
+                mark_b(o[1] as usize);
+                (v(o[0]).double(), v(o[1]), v(o[0]) + v(o[1]) - w)
             }
             Kind::Mux => {
-                let (c, p, q) = (self.src(j, 0), self.src(j, 1), self.src(j, 2));
-                mark_a(c);
+                mark_a(o[0] as usize);
                 // p − q merges to nothing when p = q: no term, no density.
-                if p != q {
-                    mark_b(p);
-                    mark_b(q);
+                if o[1] != o[2] {
+                    mark_b(o[1] as usize);
+                    mark_b(o[2] as usize);
                 }
-                (v[c], v[p] - v[q], w - v[q])
+                (v(o[0]), v(o[1]) - v(o[2]), w - v(o[2]))
             }
             Kind::Lin => {
-                let a = self.lin_sum(j, |x| {
+                let a = st.lin_sum(j, |x| {
                     mark_a(x);
-                    v[x] == Scalar::ONE
+                    bits[x] == 1
                 });
-                let (y, z) = (self.src(j, 0x200), self.src(j, 0x201));
-                mark_b(y);
+                mark_b(o[13] as usize);
                 *b_one = true;
-                (a, v[y] + Scalar::ONE, w - v[z])
+                (a, v(o[13]) + Scalar::ONE, w - v(o[14]))
             }
             Kind::Pack => {
-                let a = (0..PACK_BITS).fold(0u64, |acc, t| {
-                    let s = self.src(j, 0x300 + t);
-                    mark_a(s);
-                    acc + (((v[s] == Scalar::ONE) as u64) << t)
+                let a = o.iter().enumerate().fold(0u64, |acc, (t, s)| {
+                    mark_a(*s as usize);
+                    acc + ((bits[*s as usize] as u64) << t)
                 });
                 *b_one = true;
                 (Scalar::from(a), Scalar::ONE, w)
@@ -425,6 +496,10 @@ impl SyntheticCircuit {
             d[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
         };
         const CHUNK: usize = 1 << 12;
+        let wit = Witness {
+            bits: &bits,
+            inputs: &inputs,
+        };
         let mut a = vec![Scalar::ZERO; n + inputs.len()];
         let mut b = vec![Scalar::ZERO; n + inputs.len()];
         let mut c = vec![Scalar::ZERO; n + inputs.len()];
@@ -440,11 +515,11 @@ impl SyntheticCircuit {
                     let j = ci * CHUNK + i;
                     (*a, *b, *c) = self.eval_row(
                         j,
-                        &aux,
+                        aux[j],
+                        wit,
                         &mut |x| set(&a_dens, x),
                         &mut |x| set(&b_dens, x),
                         &mut one,
-                        &inputs,
                     );
                 }
                 one
