@@ -7,6 +7,7 @@ mod event;
 pub mod gaps;
 pub mod metrics;
 pub mod prometheus;
+pub mod record;
 pub mod samplers;
 mod session;
 

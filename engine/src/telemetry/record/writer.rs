@@ -1,0 +1,453 @@
+//! The recorder: a bus subscriber on its own thread that encodes events into frames, and a
+//! writer thread that puts frames on disk. The engine only ever pays the bus's `try_send`.
+//!
+//! Between the two threads is a queue bounded by bytes, not by waiting: when the disk falls
+//! behind and the queue grows past `soft_backlog` the encoder drops samples, past
+//! `hard_backlog` spans too, and past `max_backlog` everything; whatever it drops is counted
+//! and written as a hole in the next frame, so a replay shows where the recording is blind.
+//! Events the bus dropped because the encoder itself fell behind are counted the same way.
+
+use crossbeam_channel::{select, unbounded, Receiver, Sender};
+use parking_lot::Mutex;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::codec::BlockEncoder;
+use super::frame::{
+    encode_file_header, encode_frame, encode_trailer, EndPayload, Header, IndexEntry, KIND_END,
+    KIND_EVENTS, MAX_INDEX,
+};
+use super::{Hole, Record};
+use crate::telemetry::{Bus, Event, Nanos, SessionInfo, Subscription};
+
+#[derive(Clone, Debug)]
+pub struct RecorderOptions {
+    /// A frame at least this often while events arrive: what a killed recorder loses at most.
+    pub flush_every: Duration,
+    /// A frame once this many bytes of records are waiting.
+    pub block_bytes: usize,
+    pub block_records: u32,
+    /// Bytes queued for the disk past which samples are dropped, then spans, then everything.
+    pub soft_backlog: u64,
+    pub hard_backlog: u64,
+    pub max_backlog: u64,
+    /// zstd level.
+    pub level: i32,
+    /// Events the bus holds for the recorder before it drops them.
+    pub bus_capacity: usize,
+}
+
+impl Default for RecorderOptions {
+    fn default() -> Self {
+        RecorderOptions {
+            flush_every: Duration::from_secs(1),
+            block_bytes: 1 << 20,
+            block_records: 32 << 10,
+            soft_backlog: 4 << 20,
+            hard_backlog: 16 << 20,
+            max_backlog: 64 << 20,
+            level: 3,
+            bus_capacity: 1 << 16,
+        }
+    }
+}
+
+/// What the recorder has done so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RecorderStatus {
+    pub path: Option<PathBuf>,
+    /// Bytes on disk.
+    pub bytes: u64,
+    /// Records written into frames (events, holes, run windows).
+    pub records: u64,
+    /// Everything dropped, by kind (`from`/`to` unused).
+    pub dropped: Hole,
+    /// The first write error; nothing is written after it.
+    pub error: Option<String>,
+}
+
+pub type RecorderSummary = RecorderStatus;
+
+#[derive(Default)]
+struct Shared {
+    written: AtomicU64,
+    backlog: AtomicU64,
+    records: AtomicU64,
+    samples: AtomicU64,
+    spans: AtomicU64,
+    other: AtomicU64,
+    error: Mutex<Option<String>>,
+}
+
+enum Ctl {
+    Run { start: Nanos, end: Nanos },
+    Stop,
+}
+
+/// A file opened and a subscription taken, before the session is known: subscribing before
+/// the engine starts is how a recording sees every event.
+pub struct PendingRecorder {
+    path: PathBuf,
+    file: File,
+    sub: Subscription,
+    opts: RecorderOptions,
+}
+
+impl PendingRecorder {
+    /// Writes the header and starts recording.
+    pub fn begin(self, session: SessionInfo, t0: Nanos) -> Recorder {
+        let sync = self.file.try_clone().ok();
+        let header = Header {
+            session,
+            t0,
+            writer: format!("provetop {}", env!("CARGO_PKG_VERSION")),
+            version: super::VERSION,
+        };
+        let mut r = Recorder::start_with(Box::new(self.file), sync, self.sub, header, self.opts);
+        r.path = Some(self.path);
+        r
+    }
+}
+
+pub struct Recorder {
+    path: Option<PathBuf>,
+    ctl: Sender<Ctl>,
+    shared: Arc<Shared>,
+    encoder: Option<JoinHandle<()>>,
+}
+
+impl Recorder {
+    /// Creates `path` (truncating it) and subscribes to `bus`.
+    pub fn create(path: &Path, bus: &Bus, opts: RecorderOptions) -> io::Result<PendingRecorder> {
+        let file = File::create(path)?;
+        Ok(PendingRecorder {
+            path: path.to_path_buf(),
+            file,
+            sub: bus.subscribe(opts.bus_capacity),
+            opts,
+        })
+    }
+
+    /// Starts recording `bus` to `path` now, with `session` in the header.
+    pub fn start(path: &Path, bus: &Bus, session: SessionInfo, t0: Nanos) -> io::Result<Recorder> {
+        Ok(Recorder::create(path, bus, RecorderOptions::default())?.begin(session, t0))
+    }
+
+    /// Records `sub` into any sink (tests use a slow one); `sync` is flushed to disk at stop.
+    pub fn start_with(
+        sink: Box<dyn Write + Send>,
+        sync: Option<File>,
+        sub: Subscription,
+        header: Header,
+        opts: RecorderOptions,
+    ) -> Recorder {
+        let shared = Arc::new(Shared::default());
+        let (ctl, ctl_rx) = unbounded();
+        let (frames, frames_rx) = unbounded::<Vec<u8>>();
+        let writer = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("record-write".into())
+                .spawn(move || write_loop(sink, sync, frames_rx, &shared))
+                .expect("spawning the recorder's writer")
+        };
+        let encoder = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("record-encode".into())
+                .spawn(move || {
+                    let mut e = Encoder::new(header, opts, shared, frames);
+                    e.run(&sub, &ctl_rx);
+                    drop(e);
+                    let _ = writer.join();
+                })
+                .expect("spawning the recorder")
+        };
+        Recorder {
+            path: None,
+            ctl,
+            shared,
+            encoder: Some(encoder),
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub fn status(&self) -> RecorderStatus {
+        let s = &self.shared;
+        RecorderStatus {
+            path: self.path.clone(),
+            bytes: s.written.load(Ordering::Relaxed),
+            records: s.records.load(Ordering::Relaxed),
+            dropped: Hole {
+                samples: s.samples.load(Ordering::Relaxed),
+                spans: s.spans.load(Ordering::Relaxed),
+                other: s.other.load(Ordering::Relaxed),
+                ..Hole::default()
+            },
+            error: s.error.lock().clone(),
+        }
+    }
+
+    /// Notes the window a run reports on, so a summary of the file uses the same one.
+    pub fn run_window(&self, start: Nanos, end: Nanos) {
+        let _ = self.ctl.send(Ctl::Run { start, end });
+    }
+
+    /// Writes what is queued, the end frame and the trailer, and closes the file.
+    pub fn stop(mut self) -> RecorderStatus {
+        self.finish();
+        self.status()
+    }
+
+    fn finish(&mut self) {
+        if let Some(h) = self.encoder.take() {
+            let _ = self.ctl.send(Ctl::Stop);
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn write_loop(
+    mut sink: Box<dyn Write + Send>,
+    sync: Option<File>,
+    frames: Receiver<Vec<u8>>,
+    shared: &Shared,
+) {
+    let mut failed = false;
+    for f in frames {
+        let n = f.len() as u64;
+        if !failed {
+            match sink.write_all(&f) {
+                Ok(()) => {
+                    shared.written.fetch_add(n, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    failed = true;
+                    *shared.error.lock() = Some(format!("writing the recording: {e}"));
+                }
+            }
+        }
+        shared.backlog.fetch_sub(n, Ordering::Relaxed);
+    }
+    if !failed {
+        let _ = sink.flush();
+        if let Some(f) = sync {
+            let _ = f.sync_data();
+        }
+    }
+}
+
+struct Encoder {
+    block: BlockEncoder,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    opts: RecorderOptions,
+    shared: Arc<Shared>,
+    frames: Sender<Vec<u8>>,
+    offset: u64,
+    index: Vec<IndexEntry>,
+    /// What was dropped since the last frame.
+    hole: Option<Hole>,
+    bus_lost: u64,
+    last_t: Nanos,
+    records: u64,
+}
+
+impl Encoder {
+    fn new(
+        header: Header,
+        opts: RecorderOptions,
+        shared: Arc<Shared>,
+        frames: Sender<Vec<u8>>,
+    ) -> Encoder {
+        let bytes = encode_file_header(&header);
+        let mut e = Encoder {
+            block: BlockEncoder::default(),
+            zstd: zstd::bulk::Compressor::new(opts.level).ok(),
+            opts,
+            shared,
+            frames,
+            offset: 0,
+            index: vec![],
+            hole: None,
+            bus_lost: 0,
+            last_t: header.t0,
+            records: 0,
+        };
+        e.send(bytes);
+        e
+    }
+
+    fn send(&mut self, bytes: Vec<u8>) {
+        self.offset += bytes.len() as u64;
+        self.shared
+            .backlog
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let _ = self.frames.send(bytes);
+    }
+
+    fn run(&mut self, sub: &Subscription, ctl: &Receiver<Ctl>) {
+        let mut deadline = Instant::now() + self.opts.flush_every;
+        loop {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            let mut stop = false;
+            select! {
+                recv(sub.rx) -> m => match m {
+                    Ok(e) => self.take(e),
+                    Err(_) => stop = true,
+                },
+                recv(ctl) -> m => match m {
+                    Ok(Ctl::Run { start, end }) => self.push(Record::Run { start, end }),
+                    Ok(Ctl::Stop) | Err(_) => {
+                        for e in sub.rx.try_iter() {
+                            self.take(e);
+                        }
+                        stop = true;
+                    }
+                },
+                default(wait) => {}
+            }
+            self.note_bus_loss(sub.dropped());
+            if stop {
+                break;
+            }
+            let now = Instant::now();
+            if self.block.count >= self.opts.block_records
+                || self.block.buf.len() >= self.opts.block_bytes
+                || now >= deadline
+            {
+                self.flush();
+                deadline = now + self.opts.flush_every;
+            }
+        }
+        self.flush();
+        self.end();
+    }
+
+    fn push(&mut self, r: Record) {
+        self.last_t = self.last_t.max(r.time());
+        self.block.push(&r);
+    }
+
+    /// Records an event, or drops it when the disk is behind: samples first, then spans.
+    fn take(&mut self, e: Event) {
+        let backlog = self.shared.backlog.load(Ordering::Relaxed);
+        let (limit, counter, range) = match &e {
+            Event::Sample(s) => (self.opts.soft_backlog, &self.shared.samples, (s.t, s.t)),
+            Event::Span(s) => (self.opts.hard_backlog, &self.shared.spans, (s.start, s.end)),
+            other => (
+                self.opts.max_backlog,
+                &self.shared.other,
+                (other.time(), other.time()),
+            ),
+        };
+        if backlog < limit {
+            self.push(Record::Event(e));
+            return;
+        }
+        counter.fetch_add(1, Ordering::Relaxed);
+        let h = self.hole.get_or_insert(Hole {
+            from: range.0,
+            to: range.1,
+            ..Hole::default()
+        });
+        h.from = h.from.min(range.0);
+        h.to = h.to.max(range.1);
+        match e {
+            Event::Sample(_) => h.samples += 1,
+            Event::Span(_) => h.spans += 1,
+            _ => h.other += 1,
+        }
+    }
+
+    /// Events the bus could not hand over: a hole of unknown kinds at the current time.
+    fn note_bus_loss(&mut self, lost: u64) {
+        if lost > self.bus_lost {
+            let n = lost - self.bus_lost;
+            self.bus_lost = lost;
+            self.shared.other.fetch_add(n, Ordering::Relaxed);
+            let t = self.last_t;
+            let h = self.hole.get_or_insert(Hole {
+                from: t,
+                to: t,
+                ..Hole::default()
+            });
+            h.to = h.to.max(t);
+            h.other += n;
+        }
+    }
+
+    fn flush(&mut self) {
+        let backlog = self.shared.backlog.load(Ordering::Relaxed);
+        if backlog < self.opts.max_backlog {
+            if let Some(h) = self.hole.take() {
+                self.block.push(&Record::Hole(h));
+            }
+        }
+        if self.block.is_empty() {
+            return;
+        }
+        let b = &self.block;
+        let frame = encode_frame(
+            KIND_EVENTS,
+            &b.buf,
+            b.count,
+            (b.t_first, b.t_last),
+            self.zstd.as_mut(),
+        );
+        self.index.push(IndexEntry {
+            offset: self.offset,
+            len: frame.len() as u64,
+            t_first: b.t_first,
+            t_last: b.t_last,
+            count: b.count,
+        });
+        self.records += u64::from(b.count);
+        self.shared
+            .records
+            .fetch_add(u64::from(b.count), Ordering::Relaxed);
+        self.block.clear();
+        self.send(frame);
+    }
+
+    /// The end frame (counts and index) and the trailer that points at it.
+    fn end(&mut self) {
+        let s = &self.shared;
+        let index = std::mem::take(&mut self.index);
+        let end = EndPayload {
+            t_end: self.last_t,
+            records: self.records,
+            dropped: Hole {
+                from: 0,
+                to: self.last_t,
+                samples: s.samples.load(Ordering::Relaxed),
+                spans: s.spans.load(Ordering::Relaxed),
+                other: s.other.load(Ordering::Relaxed),
+            },
+            index: (index.len() <= MAX_INDEX).then_some(index),
+        };
+        let at = self.offset;
+        let frame = encode_frame(
+            KIND_END,
+            &end.encode(),
+            1,
+            (self.last_t, self.last_t),
+            self.zstd.as_mut(),
+        );
+        self.send(frame);
+        self.send(encode_trailer(at).to_vec());
+    }
+}
