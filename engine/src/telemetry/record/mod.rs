@@ -30,12 +30,15 @@ mod codec;
 mod frame;
 mod player;
 mod reader;
+pub mod synthetic;
 mod writer;
 
 pub use frame::{Header, VERSION};
 pub use player::{Player, Seek};
 pub use reader::{Damage, FrameInfo, OpenError, ReadReport, Recording, Stop};
-pub use writer::{Recorder, RecorderOptions, RecorderStatus, RecorderSummary};
+pub use writer::{
+    PendingRecorder, Recorder, RecorderOptions, RecorderStatus, RecorderSummary, Writer,
+};
 
 use serde::Serialize;
 

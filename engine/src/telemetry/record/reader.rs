@@ -349,6 +349,14 @@ impl<R: Read + Seek> Recording<R> {
                 },
             }
         }
+        if self.end.is_none() && self.stop.is_none() {
+            self.stop = Some(Stop {
+                at: off,
+                why: "it has no end frame: its recorder did not finish (it was killed, or the \
+                      file was cut)"
+                    .into(),
+            });
+        }
         Ok(())
     }
 

@@ -251,19 +251,142 @@ fn write_loop(
     }
 }
 
-struct Encoder {
+/// Records into frames: the block being built, the compressor, offsets and the index.
+struct Framer {
     block: BlockEncoder,
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    offset: u64,
+    index: Vec<IndexEntry>,
+    records: u64,
+    last_t: Nanos,
+}
+
+impl Framer {
+    /// The framer and the file header to write first.
+    fn new(header: &Header, level: i32) -> (Framer, Vec<u8>) {
+        let bytes = encode_file_header(header);
+        let f = Framer {
+            block: BlockEncoder::default(),
+            zstd: zstd::bulk::Compressor::new(level).ok(),
+            offset: bytes.len() as u64,
+            index: vec![],
+            records: 0,
+            last_t: header.t0,
+        };
+        (f, bytes)
+    }
+
+    fn push(&mut self, r: &Record) {
+        self.last_t = self.last_t.max(r.time());
+        self.block.push(r);
+    }
+
+    fn full(&self, opts: &RecorderOptions) -> bool {
+        self.block.count >= opts.block_records || self.block.buf.len() >= opts.block_bytes
+    }
+
+    /// The block as a frame, if it holds anything.
+    fn frame(&mut self) -> Option<Vec<u8>> {
+        if self.block.is_empty() {
+            return None;
+        }
+        let b = &self.block;
+        let frame = encode_frame(
+            KIND_EVENTS,
+            &b.buf,
+            b.count,
+            (b.t_first, b.t_last),
+            self.zstd.as_mut(),
+        );
+        self.index.push(IndexEntry {
+            offset: self.offset,
+            len: frame.len() as u64,
+            t_first: b.t_first,
+            t_last: b.t_last,
+            count: b.count,
+        });
+        self.records += u64::from(b.count);
+        self.offset += frame.len() as u64;
+        self.block.clear();
+        Some(frame)
+    }
+
+    /// The end frame (counts and index) and the trailer that points at it.
+    fn end(&mut self, dropped: Hole) -> Vec<u8> {
+        let index = std::mem::take(&mut self.index);
+        let end = EndPayload {
+            t_end: self.last_t,
+            records: self.records,
+            dropped: Hole {
+                from: 0,
+                to: self.last_t,
+                ..dropped
+            },
+            index: (index.len() <= MAX_INDEX).then_some(index),
+        };
+        let at = self.offset;
+        let mut out = encode_frame(
+            KIND_END,
+            &end.encode(),
+            1,
+            (self.last_t, self.last_t),
+            self.zstd.as_mut(),
+        );
+        out.extend_from_slice(&encode_trailer(at));
+        self.offset += out.len() as u64;
+        out
+    }
+}
+
+/// Writes records to a file on the caller's thread, a frame whenever a block fills or the
+/// caller asks: for tools and tests that make recordings without a bus.
+pub struct Writer<W: Write> {
+    out: W,
+    framer: Framer,
+    opts: RecorderOptions,
+}
+
+impl<W: Write> Writer<W> {
+    pub fn new(mut out: W, header: &Header, opts: RecorderOptions) -> io::Result<Writer<W>> {
+        let (framer, bytes) = Framer::new(header, opts.level);
+        out.write_all(&bytes)?;
+        Ok(Writer { out, framer, opts })
+    }
+
+    pub fn push(&mut self, r: &Record) -> io::Result<()> {
+        self.framer.push(r);
+        if self.framer.full(&self.opts) {
+            self.flush_frame()?;
+        }
+        Ok(())
+    }
+
+    /// Ends the current frame (as a recorder does once a second).
+    pub fn flush_frame(&mut self) -> io::Result<()> {
+        match self.framer.frame() {
+            Some(f) => self.out.write_all(&f),
+            None => Ok(()),
+        }
+    }
+
+    /// The last frame, the end frame and the trailer.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.flush_frame()?;
+        let end = self.framer.end(Hole::default());
+        self.out.write_all(&end)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+struct Encoder {
+    framer: Framer,
     opts: RecorderOptions,
     shared: Arc<Shared>,
     frames: Sender<Vec<u8>>,
-    offset: u64,
-    index: Vec<IndexEntry>,
     /// What was dropped since the last frame.
     hole: Option<Hole>,
     bus_lost: u64,
-    last_t: Nanos,
-    records: u64,
 }
 
 impl Encoder {
@@ -273,26 +396,20 @@ impl Encoder {
         shared: Arc<Shared>,
         frames: Sender<Vec<u8>>,
     ) -> Encoder {
-        let bytes = encode_file_header(&header);
-        let mut e = Encoder {
-            block: BlockEncoder::default(),
-            zstd: zstd::bulk::Compressor::new(opts.level).ok(),
+        let (framer, bytes) = Framer::new(&header, opts.level);
+        let e = Encoder {
+            framer,
             opts,
             shared,
             frames,
-            offset: 0,
-            index: vec![],
             hole: None,
             bus_lost: 0,
-            last_t: header.t0,
-            records: 0,
         };
         e.send(bytes);
         e
     }
 
-    fn send(&mut self, bytes: Vec<u8>) {
-        self.offset += bytes.len() as u64;
+    fn send(&self, bytes: Vec<u8>) {
         self.shared
             .backlog
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
@@ -310,7 +427,13 @@ impl Encoder {
                     Err(_) => stop = true,
                 },
                 recv(ctl) -> m => match m {
-                    Ok(Ctl::Run { start, end }) => self.push(Record::Run { start, end }),
+                    Ok(Ctl::Run { start, end }) => {
+                        // After what the bus delivered before the run ended.
+                        for e in sub.rx.try_iter() {
+                            self.take(e);
+                        }
+                        self.framer.push(&Record::Run { start, end });
+                    }
                     Ok(Ctl::Stop) | Err(_) => {
                         for e in sub.rx.try_iter() {
                             self.take(e);
@@ -325,21 +448,21 @@ impl Encoder {
                 break;
             }
             let now = Instant::now();
-            if self.block.count >= self.opts.block_records
-                || self.block.buf.len() >= self.opts.block_bytes
-                || now >= deadline
-            {
+            if self.framer.full(&self.opts) || now >= deadline {
                 self.flush();
                 deadline = now + self.opts.flush_every;
             }
         }
         self.flush();
-        self.end();
-    }
-
-    fn push(&mut self, r: Record) {
-        self.last_t = self.last_t.max(r.time());
-        self.block.push(&r);
+        let s = &self.shared;
+        let dropped = Hole {
+            samples: s.samples.load(Ordering::Relaxed),
+            spans: s.spans.load(Ordering::Relaxed),
+            other: s.other.load(Ordering::Relaxed),
+            ..Hole::default()
+        };
+        let end = self.framer.end(dropped);
+        self.send(end);
     }
 
     /// Records an event, or drops it when the disk is behind: samples first, then spans.
@@ -355,7 +478,7 @@ impl Encoder {
             ),
         };
         if backlog < limit {
-            self.push(Record::Event(e));
+            self.framer.push(&Record::Event(e));
             return;
         }
         counter.fetch_add(1, Ordering::Relaxed);
@@ -379,7 +502,7 @@ impl Encoder {
             let n = lost - self.bus_lost;
             self.bus_lost = lost;
             self.shared.other.fetch_add(n, Ordering::Relaxed);
-            let t = self.last_t;
+            let t = self.framer.last_t;
             let h = self.hole.get_or_insert(Hole {
                 from: t,
                 to: t,
@@ -390,64 +513,17 @@ impl Encoder {
         }
     }
 
+    /// The hole since the last frame (unless even that cannot be queued) and the block.
     fn flush(&mut self) {
-        let backlog = self.shared.backlog.load(Ordering::Relaxed);
-        if backlog < self.opts.max_backlog {
+        if self.shared.backlog.load(Ordering::Relaxed) < self.opts.max_backlog {
             if let Some(h) = self.hole.take() {
-                self.block.push(&Record::Hole(h));
+                self.framer.push(&Record::Hole(h));
             }
         }
-        if self.block.is_empty() {
-            return;
+        let count = u64::from(self.framer.block.count);
+        if let Some(f) = self.framer.frame() {
+            self.shared.records.fetch_add(count, Ordering::Relaxed);
+            self.send(f);
         }
-        let b = &self.block;
-        let frame = encode_frame(
-            KIND_EVENTS,
-            &b.buf,
-            b.count,
-            (b.t_first, b.t_last),
-            self.zstd.as_mut(),
-        );
-        self.index.push(IndexEntry {
-            offset: self.offset,
-            len: frame.len() as u64,
-            t_first: b.t_first,
-            t_last: b.t_last,
-            count: b.count,
-        });
-        self.records += u64::from(b.count);
-        self.shared
-            .records
-            .fetch_add(u64::from(b.count), Ordering::Relaxed);
-        self.block.clear();
-        self.send(frame);
-    }
-
-    /// The end frame (counts and index) and the trailer that points at it.
-    fn end(&mut self) {
-        let s = &self.shared;
-        let index = std::mem::take(&mut self.index);
-        let end = EndPayload {
-            t_end: self.last_t,
-            records: self.records,
-            dropped: Hole {
-                from: 0,
-                to: self.last_t,
-                samples: s.samples.load(Ordering::Relaxed),
-                spans: s.spans.load(Ordering::Relaxed),
-                other: s.other.load(Ordering::Relaxed),
-            },
-            index: (index.len() <= MAX_INDEX).then_some(index),
-        };
-        let at = self.offset;
-        let frame = encode_frame(
-            KIND_END,
-            &end.encode(),
-            1,
-            (self.last_t, self.last_t),
-            self.zstd.as_mut(),
-        );
-        self.send(frame);
-        self.send(encode_trailer(at).to_vec());
     }
 }
