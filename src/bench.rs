@@ -12,7 +12,7 @@ use crate::cli::BenchArgs;
 use crate::run::{self, RunOutput, Session};
 
 pub fn main(args: &BenchArgs) -> Result<i32> {
-    let session = run::start(&args.engine)?;
+    let mut session = run::start(&args.engine)?;
     let loaded = run::prepare_params(&session)?;
     let plan = &session.plan;
     eprintln!(
@@ -34,6 +34,8 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
         provetop_engine::telemetry::samplers::pools::is_telemetry_thread,
     );
     session.engine.shutdown();
+    // The run's window goes into the recording, so its summary measures busy time alike.
+    run::finish_recording(session.recorder.take(), Some((out.start, out.end)));
     if let Some(dir) = &args.export_dir {
         export(dir, &loaded, &out, plan.partitions)?;
     }
@@ -155,7 +157,7 @@ fn write_table(w: &mut impl Write, session: &Session, out: &RunOutput) -> Result
 
 /// `gaps cpu0: idle 0.52 s · waiting_synthesis 0.41 s · no_work 0.11 s` (causes with time,
 /// largest first).
-fn gap_line(d: &provetop_engine::report::DeviceReport) -> String {
+pub fn gap_line(d: &provetop_engine::report::DeviceReport) -> String {
     let mut causes: Vec<(&str, f64)> = d
         .gaps
         .iter()

@@ -37,7 +37,7 @@ pub struct Cli {
 
     /// Dashboard colour theme: a name from themes/ (dark, light, high-contrast) or a TOML file
     /// [default: the [ui] table's theme, else dark]
-    #[arg(long, value_name = "NAME|PATH")]
+    #[arg(long, value_name = "NAME|PATH", global = true)]
     pub theme: Option<String>,
 }
 
@@ -56,6 +56,56 @@ pub enum Command {
         #[arg(long, default_value_t = 20)]
         max_log2: u32,
     },
+    /// Replays a recording (made with --record, or R in the dashboard): the dashboard over the
+    /// file with play/pause, speed and seek, or a summary with --summary.
+    #[command(after_help = REPLAY_HELP)]
+    Replay(ReplayArgs),
+    /// Exports a recording for other tools: --perfetto writes Chrome Trace Event JSON.
+    Export(ExportArgs),
+}
+
+const REPLAY_HELP: &str = "\
+Keys besides the dashboard's: space play/pause, < > slower/faster (0.25x to 64x), g go to a time,
+M next mark, C next config change. A file cut short replays up to where it stops (the byte is
+named on stderr). Exit codes: 0 replayed, 2 not a provetop recording, a damaged header, or a
+format newer than this provetop.";
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The recording.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Print a summary instead of opening the dashboard: duration, proofs, each device's busy
+    /// fraction and largest idle-gap causes, configuration changes.
+    #[arg(long)]
+    pub summary: bool,
+
+    /// The summary as one JSON object with the keys of `bench --json` (summary, devices,
+    /// config_events) and a `recording` object; implies --summary.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Playback speed to start at, 0.25 to 64.
+    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    pub speed: f64,
+
+    /// Config file for the [ui] table (theme, keys) [default: $XDG_CONFIG_HOME/provetop/config.toml]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The recording.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Write Chrome Trace Event JSON for Perfetto (ui.perfetto.dev) or chrome://tracing: a
+    /// process per device, a thread per lane, slices, counters for VRAM, PCIe and DDR, and
+    /// instants for config changes and marks.
+    #[arg(long, value_name = "OUT.json", required = true)]
+    pub perfetto: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -139,6 +189,12 @@ pub struct EngineArgs {
     /// Collect telemetry (spans, samples); `off` measures its cost. Proofs are verified either way.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub telemetry: OnOff,
+
+    /// Record every event and sample to FILE, for `provetop replay` and `provetop export`.
+    /// The recorder never holds the engine up: when the disk falls behind it drops samples,
+    /// then spans, counts them, and marks the hole in the file.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 
     /// Serve Prometheus metrics (text exposition) at ADDR/metrics, e.g. 127.0.0.1:9464; off
     /// by default. A bare port listens on loopback only.

@@ -1,17 +1,19 @@
-//! The dashboard over the embedded engine: the terminal, and one loop that feeds the engine's
-//! telemetry (and warnings from the log) into the UI, draws it, and turns the UI's `Control`s
-//! into engine calls. The UI never sees the engine itself, only events, so a replay can take
-//! the engine's place.
+//! The dashboard: the terminal, and one loop that folds a source's events (a live engine's
+//! telemetry, or a recording) into the UI, draws it, and hands the UI's `Control`s back to the
+//! source. The UI never sees the engine itself, only events, so a replay takes the engine's
+//! place with nothing else changed but the transport.
 
 use anyhow::{Context, Result};
 use crossbeam_channel::Receiver;
 use provetop_engine::control::Control;
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome};
-use provetop_engine::telemetry::samplers::Samplers;
-use provetop_engine::telemetry::{Event, LogLine, MachineInfo, SessionInfo, Subscription};
+use provetop_engine::telemetry::record::{Recorder, Recording};
+use provetop_engine::telemetry::{Event, LogLine, Subscription};
+use provetop_ui::app::RecordingStatus;
+use provetop_ui::replay::Replay;
 use provetop_ui::{terminal, App, AppOptions, UiSettings};
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use crate::cli::Cli;
 use crate::config_file;
@@ -21,48 +23,69 @@ use crate::run::{self, Session};
 /// Events the dashboard may lag behind by before the bus starts dropping them for it.
 const BUS_CAPACITY: usize = 1 << 18;
 
-pub fn main(cli: &Cli) -> Result<i32> {
-    let args = &cli.engine;
-    let file = run::usage(config_file::load(args.config.as_deref()))?;
+/// Where the dashboard's events come from.
+trait Source {
+    /// Folds everything that arrived since the last frame into the app.
+    fn ingest(&mut self, app: &mut App);
+    /// Carries out one `Control`; false on quit.
+    fn control(&mut self, c: Control, app: &mut App) -> bool;
+}
+
+/// The `[ui]` settings from the config file and `--theme`.
+fn settings(config: Option<&std::path::Path>, theme: Option<&str>) -> Result<UiSettings> {
+    let file = run::usage(config_file::load(config))?;
     let mut settings = run::usage(UiSettings::from_table(&file.ui).map_err(|e| {
         let path = file.path.as_ref().map(|p| p.display().to_string());
         anyhow::anyhow!("config file {}: {e}", path.unwrap_or_default())
     }))?;
-    if let Some(theme) = &cli.theme {
-        settings.theme = theme.clone();
+    if let Some(theme) = theme {
+        settings.theme = theme.to_string();
     }
-    let session = run::start(args)?;
+    Ok(settings)
+}
+
+fn options(config: Option<PathBuf>, partitions: u32) -> AppOptions {
+    let config_path = config.or_else(config_file::default_path);
+    let theme_dir = config_file::default_path().and_then(|p| p.parent().map(|d| d.join("themes")));
+    AppOptions {
+        partitions,
+        config_path,
+        theme_dir,
+    }
+}
+
+pub fn main(cli: &Cli) -> Result<i32> {
+    let args = &cli.engine;
+    let settings = settings(args.config.as_deref(), cli.theme.as_deref())?;
+    let mut session = run::start(args)?;
     // On the normal screen, before the dashboard takes it: parameter generation reports there.
     run::prepare_params(&session)?;
-    let engine = &session.engine;
-    let events = engine.bus().subscribe(BUS_CAPACITY);
-    let handle = Arc::new(engine.clone());
-    let _samplers = Samplers::for_engine(
-        engine.bus(),
-        engine.clock(),
-        &session.cfg.devices,
-        Arc::downgrade(&handle),
-        |e: &EngineHandle| e.status(),
-    );
-    let config_path = args.config.clone().or_else(config_file::default_path);
-    let theme_dir = config_file::default_path().and_then(|p| p.parent().map(|d| d.join("themes")));
+    let events = session.engine.bus().subscribe(BUS_CAPACITY);
+    let recorder = session.recorder.take();
     let mut app = App::new(
-        session_info(&session),
+        run::session_info(&session.engine, &session.plan),
         settings,
-        AppOptions {
-            partitions: session.plan.partitions,
-            config_path,
-            theme_dir,
-        },
+        options(args.config.clone(), session.plan.partitions),
     );
-    let mut jobs = Jobs::start(&session, &mut app);
+    let jobs = Jobs::start(&session, &mut app);
+    let mut live = Live {
+        session: &session,
+        events,
+        jobs,
+        pane: logging::pane(),
+        recorder,
+    };
     let mut tui = terminal::enter().context("setting up the terminal")?;
-    let result = event_loop(&mut tui, &mut app, &session, &events, &mut jobs);
+    let result = event_loop(&mut tui, &mut app, &mut live);
     drop(tui);
     if terminal::panicked() {
         anyhow::bail!("a thread panicked; see the message above and the log");
     }
     result?;
+    if let Some(r) = live.recorder.take() {
+        run::report_recording(r.stop());
+    }
+    let engine = &session.engine;
     let p = &app.state.pipeline;
     eprintln!(
         "provetop: {} proof(s) verified, {} failed, in {:.1} s",
@@ -83,18 +106,37 @@ pub fn main(cli: &Cli) -> Result<i32> {
     Ok(if p.failed > 0 { 1 } else { 0 })
 }
 
-fn session_info(session: &Session) -> SessionInfo {
-    let e = &session.engine;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    SessionInfo {
-        machine: MachineInfo::detect(),
-        devices: e.devices(),
-        config: e.config(),
-        workload: session.plan.workload.label(),
-        started_unix: now - e.clock().now() as f64 / 1e9,
+/// `provetop replay FILE` on a terminal: the same dashboard over the recording.
+pub fn replay(
+    rec: Recording,
+    file: &std::path::Path,
+    config: Option<PathBuf>,
+    theme: Option<&str>,
+    speed: f64,
+) -> Result<i32> {
+    let settings = settings(config.as_deref(), theme)?;
+    let now = Instant::now();
+    let mut replay = Replay::new(rec, &file.display().to_string(), now);
+    let mut app = App::new(replay.session().clone(), settings, options(config, 1));
+    if speed != 1.0 {
+        replay.transport(
+            provetop_engine::control::Transport::Speed(speed),
+            &mut app,
+            now,
+        );
     }
+    let mut source = Replaying {
+        replay,
+        pane: logging::pane(),
+    };
+    let mut tui = terminal::enter().context("setting up the terminal")?;
+    let result = event_loop(&mut tui, &mut app, &mut source);
+    drop(tui);
+    if terminal::panicked() {
+        anyhow::bail!("a thread panicked; see the message above and the log");
+    }
+    result?;
+    Ok(0)
 }
 
 /// The session's plan: `--proofs` jobs, `--concurrency` of them submitted at once, plus the
@@ -143,15 +185,7 @@ impl Jobs {
     }
 }
 
-fn event_loop(
-    tui: &mut terminal::Tui,
-    app: &mut App,
-    session: &Session,
-    events: &Subscription,
-    jobs: &mut Jobs,
-) -> Result<()> {
-    let engine = &session.engine;
-    let pane = logging::pane();
+fn event_loop(tui: &mut terminal::Tui, app: &mut App, source: &mut dyn Source) -> Result<()> {
     let mut next_frame = Instant::now();
     loop {
         if tui.signalled() || terminal::panicked() {
@@ -167,14 +201,14 @@ fn event_loop(
             input = true;
             wait = Duration::ZERO;
             for c in app.handle(&ev) {
-                if !control(c, engine, jobs, app) {
+                if !source.control(c, app) {
                     return Ok(());
                 }
             }
         }
         let now = Instant::now();
         if input || now >= next_frame {
-            ingest(app, engine, events, pane.as_ref(), jobs);
+            source.ingest(app);
             tui.terminal.draw(|f| app.draw(f))?;
             if now >= next_frame {
                 next_frame = (next_frame + frame).max(now);
@@ -183,68 +217,150 @@ fn event_loop(
     }
 }
 
-/// Everything that arrived since the last frame.
-fn ingest(
-    app: &mut App,
-    engine: &EngineHandle,
-    events: &Subscription,
-    pane: Option<&Receiver<PaneLine>>,
-    jobs: &mut Jobs,
-) {
-    for e in events.rx.try_iter() {
-        app.state.apply(&e);
-    }
-    app.state.dropped = events.dropped();
+/// Warnings and errors from the log, into the log pane at their session time.
+fn pane_lines(app: &mut App, pane: Option<&Receiver<PaneLine>>, at: impl Fn(Instant) -> u64) {
     if let Some(rx) = pane {
-        let clock = engine.clock();
         for l in rx.try_iter() {
             app.state.apply(&Event::Log(LogLine {
-                t: clock.at(l.at),
+                t: at(l.at),
                 level: l.level,
                 message: l.message,
             }));
         }
     }
-    jobs.drain(engine, app);
-    app.state.advance(engine.clock().now());
 }
 
-/// Carries out one `Control`; false on quit.
-fn control(c: Control, engine: &EngineHandle, jobs: &mut Jobs, app: &mut App) -> bool {
-    let now = app.state.now;
-    match c {
-        Control::Quit => return false,
-        Control::Reconfigure { changes } => match engine.reconfigure(&changes, "ui") {
-            Ok(applied) if applied.is_empty() => app.ui.notify(now, "no change", false),
-            Ok(applied) => {
-                let what: Vec<String> = applied
-                    .iter()
-                    .map(|c| format!("{}: {} → {}", c.key, c.from, c.to))
-                    .collect();
-                app.ui
-                    .notify(now, format!("applied {}", what.join(", ")), false);
-            }
-            // The refusal also arrives as Config events and shows under its row.
-            Err(e) => app.ui.notify(now, format!("refused: {e}"), true),
-        },
-        Control::Submit { partitions } => {
-            let spec = JobSpec {
-                partitions,
-                ..jobs.spec.clone()
-            };
-            match engine.submit(spec) {
-                Ok(id) => app.ui.notify(now, format!("submitted job {id}"), false),
-                Err(e) => app.report(&format!("submitting a job: {e:#}")),
-            }
+/// The embedded engine.
+struct Live<'a> {
+    session: &'a Session,
+    events: Subscription,
+    jobs: Jobs,
+    pane: Option<Receiver<PaneLine>>,
+    recorder: Option<Recorder>,
+}
+
+impl Source for Live<'_> {
+    fn ingest(&mut self, app: &mut App) {
+        let engine = &self.session.engine;
+        for e in self.events.rx.try_iter() {
+            app.state.apply(&e);
         }
-        Control::Cancel { job } => {
-            if !engine.cancel(job) {
-                app.ui.notify(now, format!("job {job} is not open"), true);
+        app.state.dropped = self.events.dropped();
+        let clock = engine.clock();
+        pane_lines(app, self.pane.as_ref(), |t| clock.at(t));
+        self.jobs.drain(engine, app);
+        app.state.advance(clock.now());
+        app.ui.recording = self.recorder.as_ref().map(|r| {
+            let s = r.status();
+            if let Some(e) = &s.error {
+                tracing::warn!("recording: {e}");
             }
-        }
-        Control::Mark { label } => engine.mark(&label),
-        // Recording and replay transport arrive with the recorder.
-        Control::Record { .. } | Control::Replay(_) => {}
+            RecordingStatus {
+                file: s.path.map(|p| p.display().to_string()).unwrap_or_default(),
+                bytes: s.bytes,
+                dropped: s.dropped.total(),
+            }
+        });
     }
-    true
+
+    fn control(&mut self, c: Control, app: &mut App) -> bool {
+        let engine = &self.session.engine;
+        let now = app.state.now;
+        match c {
+            Control::Quit => return false,
+            Control::Reconfigure { changes } => match engine.reconfigure(&changes, "ui") {
+                Ok(applied) if applied.is_empty() => app.ui.notify(now, "no change", false),
+                Ok(applied) => {
+                    let what: Vec<String> = applied
+                        .iter()
+                        .map(|c| format!("{}: {} → {}", c.key, c.from, c.to))
+                        .collect();
+                    app.ui
+                        .notify(now, format!("applied {}", what.join(", ")), false);
+                }
+                // The refusal also arrives as Config events and shows under its row.
+                Err(e) => app.ui.notify(now, format!("refused: {e}"), true),
+            },
+            Control::Submit { partitions } => {
+                let spec = JobSpec {
+                    partitions,
+                    ..self.jobs.spec.clone()
+                };
+                match engine.submit(spec) {
+                    Ok(id) => app.ui.notify(now, format!("submitted job {id}"), false),
+                    Err(e) => app.report(&format!("submitting a job: {e:#}")),
+                }
+            }
+            Control::Cancel { job } => {
+                if !engine.cancel(job) {
+                    app.ui.notify(now, format!("job {job} is not open"), true);
+                }
+            }
+            Control::Mark { label } => engine.mark(&label),
+            Control::Record { path } => self.record(path, app),
+            Control::Replay(_) => {}
+        }
+        true
+    }
+}
+
+impl Live<'_> {
+    /// Starts recording to `path`, or stops with `None`.
+    fn record(&mut self, path: Option<PathBuf>, app: &mut App) {
+        let now = app.state.now;
+        if let Some(r) = self.recorder.take() {
+            let s = r.stop();
+            app.ui.recording = None;
+            let file = s.path.as_ref().map(|p| p.display().to_string());
+            let msg = match &s.error {
+                Some(e) => format!("recording stopped: {e}"),
+                None => format!(
+                    "recorded {} to {}",
+                    provetop_ui::view::fmt::bytes(s.bytes as f64),
+                    file.unwrap_or_default()
+                ),
+            };
+            app.ui.notify(now, msg, s.error.is_some());
+            if path.is_none() {
+                return;
+            }
+        }
+        let Some(path) = path else { return };
+        let engine = &self.session.engine;
+        let info = run::session_info(engine, &self.session.plan);
+        match Recorder::start(&path, engine.bus(), info, engine.clock().now()) {
+            Ok(r) => {
+                let shown = std::fs::canonicalize(&path).unwrap_or(path);
+                app.ui
+                    .notify(now, format!("recording to {}", shown.display()), false);
+                self.recorder = Some(r);
+            }
+            Err(e) => app.report(&format!("recording to {}: {e}", path.display())),
+        }
+    }
+}
+
+/// A recording.
+struct Replaying {
+    replay: Replay,
+    pane: Option<Receiver<PaneLine>>,
+}
+
+impl Source for Replaying {
+    fn ingest(&mut self, app: &mut App) {
+        self.replay.ingest(app, Instant::now());
+        // This process's own warnings, at the replay's current time.
+        let now = app.state.now;
+        pane_lines(app, self.pane.as_ref(), |_| now);
+    }
+
+    fn control(&mut self, c: Control, app: &mut App) -> bool {
+        match c {
+            Control::Quit => return false,
+            Control::Replay(t) => self.replay.transport(t, app, Instant::now()),
+            // The UI refuses the rest in a replay; nothing reaches an engine here.
+            _ => {}
+        }
+        true
+    }
 }

@@ -6,9 +6,11 @@ mod cli;
 mod config_file;
 mod dashboard;
 mod devices;
+mod export;
 mod headless;
 mod kernels;
 mod logging;
+mod replay;
 mod run;
 
 use clap::Parser;
@@ -19,7 +21,12 @@ use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let interactive = cli.command.is_none() && !cli.headless && std::io::stdout().is_terminal();
+    let tty = std::io::stdout().is_terminal();
+    let interactive = match &cli.command {
+        None => !cli.headless && tty,
+        Some(Command::Replay(r)) => replay::interactive(r) && tty,
+        Some(_) => false,
+    };
     let _guard = logging::init(!interactive);
     provetop_engine::backend::cuda::register(
         kernels::embedded()
@@ -30,6 +37,8 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::main(args),
         Some(Command::Devices) => devices::main(),
         Some(Command::Check { max_log2 }) => check::main(*max_log2),
+        Some(Command::Replay(args)) => replay::main(args, interactive, cli.theme.as_deref()),
+        Some(Command::Export(args)) => export::main(args),
         None if interactive => dashboard::main(&cli),
         None => headless::main(&cli.engine, None),
     };

@@ -10,9 +10,10 @@ use provetop_engine::params::store::{Loaded, ParamsStore};
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome, PartitionResult, Scheduled};
 use provetop_engine::report::ReportBuilder;
 use provetop_engine::telemetry::prometheus::{self, Exporter};
-use provetop_engine::telemetry::{Bus, Clock, Event, Nanos};
+use provetop_engine::telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
+use provetop_engine::telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::cli::{EngineArgs, OnOff, WorkloadName};
 use crate::config_file;
@@ -52,6 +53,8 @@ pub struct Session {
     pub params_file: bool,
     /// The Prometheus endpoint of `--metrics-addr`, serving while the session lives.
     pub _metrics: Option<Exporter>,
+    /// The recording of `--record FILE`; dropping it closes the file properly.
+    pub recorder: Option<Recorder>,
 }
 
 /// Default synthetic size: proves in about a second on the CPU, fills a GPU.
@@ -115,11 +118,26 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
             prometheus::parse_addr(a).map_err(|e| anyhow::anyhow!("--metrics-addr {e}")),
         )?),
     };
+    if args.record.is_some() && args.telemetry == OnOff::Off {
+        return Err(UsageError(anyhow::anyhow!(
+            "--record needs telemetry: drop --telemetry off"
+        ))
+        .into());
+    }
     let bus = match args.telemetry {
         OnOff::On => Bus::new(),
         OnOff::Off => Bus::disabled(),
     };
     let clock = Clock::start();
+    // Subscribed before the engine starts, so the recording holds every event.
+    let recording = match &args.record {
+        None => None,
+        Some(path) => {
+            let pending = Recorder::create(path, &bus, RecorderOptions::default())
+                .map_err(|e| UsageError(anyhow::anyhow!("--record {}: {e}", path.display())))?;
+            Some((pending, clock.now()))
+        }
+    };
     // Subscribed before the engine starts, so the endpoint sees every event.
     let metrics = match metrics_addr {
         None => None,
@@ -136,13 +154,63 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         args.params.clone(),
     ));
     let engine = EngineHandle::start(cfg.clone(), store, bus, clock)?;
+    let recorder = recording.map(|(pending, t0)| {
+        let r = pending.begin(session_info(&engine, &plan), t0);
+        if let Some(p) = r.path() {
+            eprintln!("recording to {}", p.display());
+        }
+        r
+    });
     Ok(Session {
         engine,
         cfg,
         plan,
         params_file: args.params.is_some(),
         _metrics: metrics,
+        recorder,
     })
+}
+
+/// What a session is about: the dashboard's header, and a recording's.
+pub fn session_info(engine: &EngineHandle, plan: &Plan) -> SessionInfo {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    SessionInfo {
+        machine: MachineInfo::detect(),
+        devices: engine.devices(),
+        config: engine.config(),
+        workload: plan.workload.label(),
+        started_unix: now - engine.clock().now() as f64 / 1e9,
+    }
+}
+
+/// Closes a session's recording, if any; `window` is what the run reported on.
+pub fn finish_recording(recorder: Option<Recorder>, window: Option<(Nanos, Nanos)>) {
+    if let Some(r) = recorder {
+        if let Some((start, end)) = window {
+            r.run_window(start, end);
+        }
+        report_recording(r.stop());
+    }
+}
+
+/// `recorded 1.2 MB to FILE (34,567 records)` on stderr, with what was lost.
+pub fn report_recording(s: RecorderStatus) {
+    let file = s.path.map(|p| p.display().to_string()).unwrap_or_default();
+    match s.error {
+        Some(e) => eprintln!("recording {file}: {e}"),
+        None => eprintln!(
+            "recorded {} bytes to {file} ({} records)",
+            s.bytes, s.records
+        ),
+    }
+    if s.dropped.total() > 0 {
+        eprintln!(
+            "recording {file}: not recorded: {} (the disk fell behind); replay marks the holes",
+            s.dropped.describe()
+        );
+    }
 }
 
 /// Loads or generates the workload's parameters, reporting progress on stderr at most once a

@@ -35,10 +35,16 @@ pub enum Action {
     ViewMetrics,
     ViewSettings,
     ViewLog,
+    Record,
+    Slower,
+    Faster,
+    Seek,
+    NextMark,
+    NextConfig,
 }
 
 /// `(action, name in [ui.keys], default keys, what it does)`; the help overlay lists these.
-pub const ACTIONS: [(Action, &str, &[&str], &str); 28] = [
+pub const ACTIONS: [(Action, &str, &[&str], &str); 34] = [
     (Action::Quit, "quit", &["q"], "quit (ctrl-c too)"),
     (Action::Help, "help", &["?", "f1"], "this help"),
     (Action::Pause, "pause", &["space"], "pause / resume"),
@@ -85,6 +91,7 @@ pub const ACTIONS: [(Action, &str, &[&str], &str); 28] = [
         "cancel the selected job",
     ),
     (Action::Mark, "mark", &["m"], "add a mark"),
+    (Action::Record, "record", &["R"], "start / stop recording"),
     (Action::Theme, "theme", &["t"], "next theme"),
     (Action::Save, "save", &["w"], "save [ui] to config file"),
     (
@@ -107,6 +114,16 @@ pub const ACTIONS: [(Action, &str, &[&str], &str); 28] = [
         "settings view",
     ),
     (Action::ViewLog, "view_log", &["5"], "log view"),
+    (Action::Slower, "slower", &["<", ","], "replay: slower"),
+    (Action::Faster, "faster", &[">", "."], "replay: faster"),
+    (Action::Seek, "seek", &["g"], "replay: go to a time"),
+    (Action::NextMark, "next_mark", &["M"], "replay: next mark"),
+    (
+        Action::NextConfig,
+        "next_config",
+        &["C"],
+        "replay: next config change",
+    ),
 ];
 
 /// A key as the config file spells it: `q`, `space`, `ctrl-x`, `f1`, `pageup`, …

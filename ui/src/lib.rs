@@ -6,6 +6,7 @@
 pub mod app;
 pub mod fixture;
 pub mod keys;
+pub mod replay;
 pub mod settings;
 pub mod state;
 pub mod terminal;

@@ -1,10 +1,11 @@
 //! Keys: text entry first (a mark's label, a value being typed), then the bindings, read in
 //! the light of the focused pane.
 
-use provetop_engine::control::Control;
+use provetop_engine::control::{Control, Transport};
+use provetop_engine::telemetry::Nanos;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::{App, GapSel, Pane, Prompt, Row, View, PANES, ROWS, ZOOMS};
+use super::{App, GapSel, Pane, Prompt, PromptKind, Row, View, PANES, ROWS, ZOOMS};
 use crate::keys::Action;
 use crate::view::timeline::min_gap;
 
@@ -50,7 +51,23 @@ fn prompt_key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
     match k.code {
         KeyCode::Esc => app.ui.prompt = None,
         KeyCode::Enter => {
-            let text = app.ui.prompt.take().map(|p| p.text).unwrap_or_default();
+            let Some(p) = app.ui.prompt.take() else {
+                return vec![];
+            };
+            let text = p.text;
+            if p.kind == PromptKind::Seek {
+                return match parse_time(&text) {
+                    Some(t) => vec![Control::Replay(Transport::SeekTo(t))],
+                    None => {
+                        let msg = format!(
+                            "`{}`: a time is 1:30, 1:02:03, 90s, 2.5m or 1h",
+                            text.trim()
+                        );
+                        app.ui.notify(app.state.now, msg, true);
+                        vec![]
+                    }
+                };
+            }
             let label = if text.trim().is_empty() {
                 format!("mark {}", app.state.logs.marks.len() + 1)
             } else {
@@ -87,8 +104,95 @@ fn edit_key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
     vec![]
 }
 
+/// A session time as typed: `1:30`, `1:02:03`, `90`, `90s`, `2.5m`, `1h`.
+pub fn parse_time(s: &str) -> Option<Nanos> {
+    let s = s.trim();
+    let secs = if s.contains(':') {
+        let mut total = 0.0;
+        let parts: Vec<&str> = s.split(':').collect();
+        if parts.len() > 3 {
+            return None;
+        }
+        for (i, p) in parts.iter().enumerate() {
+            let v: f64 = p.parse().ok()?;
+            // Every part but the last is a whole number; minutes and seconds below 60.
+            if !(v >= 0.0) || (i + 1 < parts.len() && v.fract() != 0.0) || (i > 0 && v >= 60.0) {
+                return None;
+            }
+            total = total * 60.0 + v;
+        }
+        total
+    } else {
+        let (num, unit) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+            Some((i, _)) => (&s[..i], &s[i..]),
+            None => (s, "s"),
+        };
+        let v: f64 = num.trim().parse().ok()?;
+        let scale = match unit.trim() {
+            "s" | "sec" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "ms" => 1e-3,
+            _ => return None,
+        };
+        if !(v >= 0.0) {
+            return None;
+        }
+        v * scale
+    };
+    (secs.is_finite() && secs < 1e9).then(|| (secs * 1e9) as Nanos)
+}
+
+/// Replays are read-only: what a live session would send is refused with a word.
+fn read_only(app: &mut App, what: &str) -> bool {
+    if app.ui.replay.is_some() {
+        let msg = format!("a replay is read-only: it cannot {what}");
+        app.ui.notify(app.state.now, msg, true);
+        return true;
+    }
+    false
+}
+
+/// Transport keys outside a replay say where they work.
+fn replay_only(app: &mut App) -> bool {
+    if app.ui.replay.is_none() {
+        let msg = "transport keys work in a replay: provetop replay FILE";
+        app.ui.notify(app.state.now, msg, true);
+        return true;
+    }
+    false
+}
+
+fn speed_step(app: &mut App, up: bool) -> Vec<Control> {
+    let Some(r) = &app.ui.replay else {
+        return vec![];
+    };
+    let s = if up { r.speed * 2.0 } else { r.speed / 2.0 };
+    vec![Control::Replay(Transport::Speed(s.clamp(0.25, 64.0)))]
+}
+
+fn record(app: &mut App) -> Vec<Control> {
+    if app.ui.replay.is_some() {
+        let msg = "this is a replay: record a live session (R there, or --record FILE)";
+        app.ui.notify(app.state.now, msg, true);
+        return vec![];
+    }
+    if app.ui.recording.is_some() {
+        return vec![Control::Record { path: None }];
+    }
+    let unix = app.state.session.started_unix + app.state.now as f64 / 1e9;
+    let name = provetop_engine::telemetry::record::default_file_name(unix);
+    vec![Control::Record {
+        path: Some(name.into()),
+    }]
+}
+
 /// Sends the pending engine changes as one set.
 fn apply(app: &mut App) -> Vec<Control> {
+    if read_only(app, "change settings") {
+        app.ui.form.pending.clear();
+        return vec![];
+    }
     let changes = app.ui.form.take_changes();
     if changes.is_empty() {
         return vec![];
@@ -104,11 +208,28 @@ fn apply(app: &mut App) -> Vec<Control> {
 }
 
 fn act(app: &mut App, action: Action) -> Vec<Control> {
+    let refused = match action {
+        Action::Submit => read_only(app, "submit jobs"),
+        Action::CancelJob => read_only(app, "cancel jobs"),
+        Action::Mark => read_only(app, "add marks"),
+        _ => false,
+    };
+    if refused {
+        return vec![];
+    }
     let ui = &mut app.ui;
     match action {
         Action::Quit => return vec![Control::Quit],
         Action::Help => ui.help = true,
         Action::Pause => {
+            if let Some(r) = &ui.replay {
+                let t = if r.playing {
+                    Transport::Pause
+                } else {
+                    Transport::Play
+                };
+                return vec![Control::Replay(t)];
+            }
             ui.paused_at = match ui.paused_at {
                 Some(_) => None,
                 None => Some(app.state.now),
@@ -143,6 +264,21 @@ fn act(app: &mut App, action: Action) -> Vec<Control> {
             app.set_theme(next);
         }
         Action::Save => save(app),
+        Action::Record => return record(app),
+        Action::Slower | Action::Faster if !replay_only(app) => {
+            return speed_step(app, action == Action::Faster)
+        }
+        Action::Seek if !replay_only(app) => {
+            app.ui.prompt = Some(Prompt {
+                text: String::new(),
+                kind: PromptKind::Seek,
+            })
+        }
+        Action::NextMark if !replay_only(app) => return vec![Control::Replay(Transport::NextMark)],
+        Action::NextConfig if !replay_only(app) => {
+            return vec![Control::Replay(Transport::NextConfig)]
+        }
+        Action::Slower | Action::Faster | Action::Seek | Action::NextMark | Action::NextConfig => {}
         Action::Left
         | Action::Right
         | Action::Up

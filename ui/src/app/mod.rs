@@ -109,10 +109,40 @@ pub struct Notice {
     pub until: Nanos,
 }
 
-/// Text being typed for a mark's label.
+/// What a prompt's text is for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PromptKind {
+    /// A mark's label.
+    #[default]
+    Mark,
+    /// A replay's time to go to.
+    Seek,
+}
+
+/// Text being typed at the bottom line.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Prompt {
     pub text: String,
+    pub kind: PromptKind,
+}
+
+/// A replay's transport, as its source reports it each frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayStatus {
+    pub file: String,
+    pub playing: bool,
+    pub speed: f64,
+    pub start: Nanos,
+    pub end: Nanos,
+}
+
+/// A recording in progress, as the live source reports it each frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordingStatus {
+    pub file: String,
+    pub bytes: u64,
+    /// Events the recorder could not write (the disk fell behind).
+    pub dropped: u64,
 }
 
 pub struct Ui {
@@ -140,6 +170,10 @@ pub struct Ui {
     pub partitions: u32,
     /// The terminal's size at the last draw, for mapping mouse positions.
     pub size: (u16, u16),
+    /// Set when the source is a recording: its transport.
+    pub replay: Option<ReplayStatus>,
+    /// Set while the live session is being recorded.
+    pub recording: Option<RecordingStatus>,
 }
 
 impl Ui {
@@ -163,6 +197,8 @@ impl Ui {
             config_path: None,
             partitions: 1,
             size: (0, 0),
+            replay: None,
+            recording: None,
         }
     }
 

@@ -19,7 +19,8 @@ pub use timeline::{
 };
 
 use provetop_engine::telemetry::gaps::GapAnalyzer;
-use provetop_engine::telemetry::{Event, Nanos, SessionInfo};
+use provetop_engine::telemetry::record::Hole;
+use provetop_engine::telemetry::{Event, LogLine, Nanos, SessionInfo};
 
 /// How far back the dashboard keeps spans and samples: the widest zoom plus room to scroll.
 pub const DEFAULT_HISTORY: Nanos = 20 * 60 * 1_000_000_000;
@@ -36,6 +37,9 @@ pub struct State {
     pub logs: Logs,
     /// Events the source says it could not deliver (a slow subscriber loses, never blocks).
     pub dropped: u64,
+    /// Where a recording is blind (its recorder fell behind), and the totals.
+    pub holes: Ring<Hole>,
+    pub not_recorded: Hole,
     /// Why each device was idle: the engine's attribution, a pure function of the events.
     gap_causes: GapAnalyzer,
 }
@@ -52,6 +56,8 @@ impl State {
             pipeline: Pipeline::default(),
             logs: Logs::default(),
             dropped: 0,
+            holes: Ring::new(1000),
+            not_recorded: Hole::default(),
             gap_causes: GapAnalyzer::new(),
         }
     }
@@ -68,6 +74,25 @@ impl State {
             Event::Mark(m) => self.logs.mark(m.clone()),
         }
         self.now = self.now.max(event.time());
+    }
+
+    /// A stretch a recording lost events in: drawn on the timeline, counted, and logged.
+    pub fn hole(&mut self, h: &Hole) {
+        self.holes.insert_sorted(*h, |h| h.from);
+        let n = &mut self.not_recorded;
+        n.samples += h.samples;
+        n.spans += h.spans;
+        n.other += h.other;
+        self.logs.log(LogLine {
+            t: h.to,
+            level: "WARN".into(),
+            message: format!(
+                "not recorded: {} over {} (the recorder fell behind)",
+                h.describe(),
+                crate::view::fmt::nanos(h.to.saturating_sub(h.from))
+            ),
+        });
+        self.now = self.now.max(h.to);
     }
 
     /// Moves the clock forward (never back) and drops history older than `history`.

@@ -8,7 +8,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{fmt, Regions};
-use crate::app::{Pane, Ui, View, VIEWS};
+use crate::app::{Pane, PromptKind, Ui, View, VIEWS};
 use crate::keys::Action;
 use crate::state::State;
 use crate::theme::Theme;
@@ -23,15 +23,34 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
         .map(|d| d.id.as_str())
         .collect::<Vec<_>>()
         .join(",");
-    let mode = match ui.paused_at {
-        None => Span::styled(
-            format!("▶ live {}", fmt::clock(state.now, false)),
-            Style::default().fg(theme.ok),
-        ),
-        Some(t) => Span::styled(
-            format!("⏸ paused {}", fmt::clock(t.min(state.now), true)),
-            Style::default().fg(theme.warn).add_modifier(Modifier::BOLD),
-        ),
+    let mode = match (&ui.replay, ui.paused_at) {
+        (Some(r), view) => {
+            let glyph = if r.playing { "▶" } else { "⏸" };
+            let mut text = format!(
+                "{glyph} replay {} / {} ×{}",
+                fmt::clock(state.now, false),
+                fmt::clock(r.end, false),
+                speed(r.speed)
+            );
+            if let Some(t) = view {
+                text.push_str(&format!(" · view {}", fmt::clock(t.min(state.now), true)));
+            }
+            let colour = if r.playing { theme.accent } else { theme.warn };
+            Span::styled(
+                text,
+                Style::default().fg(colour).add_modifier(Modifier::BOLD),
+            )
+        }
+        (None, paused) => match paused {
+            None => Span::styled(
+                format!("▶ live {}", fmt::clock(state.now, false)),
+                Style::default().fg(theme.ok),
+            ),
+            Some(t) => Span::styled(
+                format!("⏸ paused {}", fmt::clock(t.min(state.now), true)),
+                Style::default().fg(theme.warn).add_modifier(Modifier::BOLD),
+            ),
+        },
     };
     let cfg = &state.config.current;
     // Segments by priority: the first always, the rest while they fit.
@@ -81,6 +100,32 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
             ),
         );
     }
+    if let Some(r) = &ui.recording {
+        let mut text = format!("● REC {}", fmt::bytes(r.bytes as f64));
+        if r.dropped > 0 {
+            text.push_str(&format!(" ⚠{} dropped", fmt::count(r.dropped as f64)));
+        }
+        segments.insert(
+            2,
+            (
+                0,
+                vec![Span::styled(text, Style::default().fg(theme.error))],
+            ),
+        );
+    }
+    let lost = state.not_recorded.total();
+    if lost > 0 {
+        segments.insert(
+            2,
+            (
+                0,
+                vec![Span::styled(
+                    format!("⚠ {} not recorded", fmt::count(lost as f64)),
+                    Style::default().fg(theme.warn),
+                )],
+            ),
+        );
+    }
     if state.dropped > 0 {
         segments.insert(
             2,
@@ -120,6 +165,15 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
         spans.push(Span::styled(host.clone(), theme.dim()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+/// `1`, `0.25`, `64`.
+fn speed(s: f64) -> String {
+    if s.fract() == 0.0 {
+        format!("{s:.0}")
+    } else {
+        format!("{s}")
+    }
 }
 
 const TAB_START: u16 = 1;
@@ -175,6 +229,28 @@ fn hints(ui: &Ui) -> Vec<(String, &'static str)> {
     let k = |a| ui.settings.keymap.key(a);
     let mut h = vec![(k(Action::Quit), "quit"), (k(Action::FocusNext), "focus")];
     match ui.focus {
+        Pane::Lanes if ui.replay.is_some() => {
+            let playing = ui.replay.as_ref().is_some_and(|r| r.playing);
+            h.push((k(Action::Pause), if playing { "pause" } else { "play" }));
+            h.push((
+                format!("{}{}", k(Action::Slower), k(Action::Faster)),
+                "speed",
+            ));
+            h.push((k(Action::Seek), "go to"));
+            h.push((
+                format!("{}{}", k(Action::NextMark), k(Action::NextConfig)),
+                "next mark/config",
+            ));
+            h.push((format!("{}{}", k(Action::Left), k(Action::Right)), "scroll"));
+            h.push((
+                format!("{}{}", k(Action::ZoomIn), k(Action::ZoomOut)),
+                "zoom",
+            ));
+            h.push((
+                format!("{}{}", k(Action::PrevGap), k(Action::NextGap)),
+                "gaps",
+            ));
+        }
         Pane::Lanes => {
             h.push((
                 k(Action::Pause),
@@ -235,10 +311,17 @@ fn hints(ui: &Ui) -> Vec<(String, &'static str)> {
 
 pub fn footer(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     let line = if let Some(p) = &ui.prompt {
+        let (title, help) = match p.kind {
+            PromptKind::Mark => (" mark label: ", "  enter adds it, esc cancels"),
+            PromptKind::Seek => (
+                " go to (1:30, 90s, 2.5m): ",
+                "  enter goes there, esc cancels",
+            ),
+        };
         Line::from(vec![
-            Span::styled(" mark label: ", theme.title()),
+            Span::styled(title, theme.title()),
             Span::styled(format!("{}▏", p.text), Style::default().fg(theme.fg)),
-            Span::styled("  enter adds it, esc cancels", theme.dim()),
+            Span::styled(help, theme.dim()),
         ])
     } else if let Some(n) = ui.notice.as_ref().filter(|n| n.until > state.now) {
         Line::from(Span::styled(

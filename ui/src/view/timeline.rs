@@ -147,9 +147,13 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
             format!("· {} window ", fmt::window(ui.zoom_len())),
             theme.dim(),
         ),
-        match ui.paused_at {
-            None => Span::styled("· ▶ live ", Style::default().fg(theme.ok)),
-            Some(_) => Span::styled(
+        match (ui.paused_at, &ui.replay) {
+            (None, Some(r)) if r.playing => {
+                Span::styled("· ▶ replay ", Style::default().fg(theme.accent))
+            }
+            (None, Some(_)) => Span::styled("· ⏸ replay paused ", Style::default().fg(theme.warn)),
+            (None, None) => Span::styled("· ▶ live ", Style::default().fg(theme.ok)),
+            (Some(_), _) => Span::styled(
                 format!("· ⏸ paused, {} ago ", fmt::nanos(state.now - p.geom.t1)),
                 Style::default().fg(theme.warn),
             ),
@@ -429,6 +433,15 @@ fn draw_axis(buf: &mut Buffer, g: &LanesGeom, axis: Rect, state: &State, theme: 
     for m in state.logs.marks.iter() {
         markers.extend(col(m.t).map(|x| (x, '▼', theme.mark)));
     }
+    // Where a recording lost events, every column the hole covers, under the other markers.
+    let mut holes = vec![];
+    for h in state.holes.iter().filter(|h| h.to >= g.t0 && h.from < g.t1) {
+        let a = col(h.from.max(g.t0)).unwrap_or(0);
+        let b = col(h.to.min(g.t1.saturating_sub(1))).unwrap_or(w - 1);
+        holes.extend((a..=b.max(a)).map(|x| (x, '╳', theme.error)));
+    }
+    holes.append(&mut markers);
+    let markers = holes;
     let step = tick_step(g.t1 - g.t0, w);
     let fine = step < SECOND;
     let mut t = g.t0.div_ceil(step) * step;

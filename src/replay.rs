@@ -1,0 +1,205 @@
+//! `provetop replay FILE`: the dashboard over a recording, or with `--summary` what `bench`
+//! would have printed about it, built by the same `ReportBuilder` from the recorded events.
+
+use anyhow::Result;
+use provetop_engine::report::ReportBuilder;
+use provetop_engine::telemetry::record::{Hole, ReadReport, Record, Recording};
+use provetop_engine::telemetry::{Nanos, Stage};
+use serde_json::json;
+use std::io::Write;
+
+use crate::cli::ReplayArgs;
+use crate::run;
+
+/// Whether the command wants the terminal (the dashboard) rather than a summary.
+pub fn interactive(args: &ReplayArgs) -> bool {
+    !args.summary && !args.json
+}
+
+/// Opens a recording; a file that is not one, or whose header is damaged, is bad input.
+pub fn open(file: &std::path::Path) -> Result<Recording> {
+    run::usage(Recording::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display())))
+}
+
+pub fn main(args: &ReplayArgs, interactive: bool, theme: Option<&str>) -> Result<i32> {
+    if !(0.25..=64.0).contains(&args.speed) {
+        return Err(
+            run::UsageError(anyhow::anyhow!("--speed {}: from 0.25 to 64", args.speed)).into(),
+        );
+    }
+    let rec = open(&args.file)?;
+    if interactive {
+        if let Some(s) = rec.stop() {
+            eprintln!(
+                "provetop: {}: {}",
+                args.file.display(),
+                provetop_engine::telemetry::record::ReadReport {
+                    len: rec.len(),
+                    stop: Some(s.clone()),
+                    ..Default::default()
+                }
+                .notes()
+                .join("; ")
+            );
+        }
+        return crate::dashboard::replay(rec, &args.file, args.config.clone(), theme, args.speed);
+    }
+    summary(rec, args)
+}
+
+/// Everything a summary needs, from one pass over the file.
+pub struct Folded {
+    pub report: ReportBuilder,
+    pub holes: Vec<Hole>,
+    /// The window the run reported on, or the recording's extent.
+    pub window: (Nanos, Nanos),
+    pub read: ReadReport,
+}
+
+pub fn fold(rec: &mut Recording) -> Folded {
+    let mut report = ReportBuilder::default();
+    let mut holes = vec![];
+    let mut run = None;
+    let read = rec.for_each(|r| match r {
+        Record::Event(e) => report.observe(e),
+        Record::Hole(h) => holes.push(*h),
+        Record::Run { start, end } => run = Some((*start, *end)),
+    });
+    Folded {
+        report,
+        holes,
+        window: run.unwrap_or((rec.start(), rec.end_time())),
+        read,
+    }
+}
+
+fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
+    let f = fold(&mut rec);
+    let notes = f.read.notes();
+    for n in &notes {
+        eprintln!("provetop: {}: {n}", args.file.display());
+    }
+    let (from, to) = f.window;
+    let wall = to.saturating_sub(from) as f64 / 1e9;
+    let header = &rec.header;
+    let mut lost = Hole::default();
+    for h in &f.holes {
+        lost.samples += h.samples;
+        lost.spans += h.spans;
+        lost.other += h.other;
+    }
+    let summary = f.report.summary(wall);
+    let devices = f.report.devices(from, to);
+    let config_events = f.report.config_events();
+    let stdout = std::io::stdout();
+    let mut w = stdout.lock();
+    if args.json {
+        let v = json!({
+            "version": 1,
+            "recording": {
+                "file": args.file.display().to_string(),
+                "bytes": rec.len(),
+                "format": header.version,
+                "writer": header.writer,
+                "frames": rec.frames().len(),
+                "records": f.read.records,
+                "start": from as f64 / 1e9,
+                "end": to as f64 / 1e9,
+                "complete": f.read.stop.is_none() && f.read.damage.is_empty(),
+                "stopped_at": f.read.stop.as_ref().map(|s| s.at),
+                "damaged": f.read.damage.iter().map(|d| json!({"at": d.at, "bytes": d.len, "why": d.why})).collect::<Vec<_>>(),
+                "notes": notes,
+                "not_recorded": lost,
+                "holes": f.holes,
+            },
+            "config": header.session.config,
+            "machine": header.session.machine,
+            "workload": { "label": header.session.workload },
+            "proofs": f.report.rows(),
+            "summary": summary,
+            "devices": devices,
+            "config_events": config_events,
+        });
+        serde_json::to_writer(&mut w, &v)?;
+        writeln!(w)?;
+        return Ok(0);
+    }
+    let s = &header.session;
+    writeln!(
+        w,
+        "recording {} · {} bytes · format {} ({}) · {} on {} · devices {}",
+        args.file.display(),
+        rec.len(),
+        header.version,
+        header.writer,
+        s.workload,
+        if s.machine.hostname.is_empty() {
+            "?"
+        } else {
+            &s.machine.hostname
+        },
+        s.devices
+            .iter()
+            .map(|d| format!("{} ({})", d.id, d.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
+    writeln!(
+        w,
+        "duration {:.2} s (session time {:.2} s to {:.2} s)",
+        wall,
+        from as f64 / 1e9,
+        to as f64 / 1e9
+    )?;
+    writeln!(
+        w,
+        "proofs {}/{} verified · {} failed · {:.0} proofs/hour",
+        summary.verified, summary.proofs, summary.failed, summary.proofs_per_hour
+    )?;
+    for stage in Stage::PROOF_STAGES {
+        if let Some(st) = summary.stages.get(stage.key()) {
+            writeln!(
+                w,
+                "  {:<12} median {:>9.4} s  min {:>9.4} s  max {:>9.4} s",
+                stage.key(),
+                st.median,
+                st.min,
+                st.max
+            )?;
+        }
+    }
+    for d in &devices {
+        writeln!(
+            w,
+            "device {} busy {:.1} % ({} partitions)",
+            d.id,
+            d.busy_ratio * 100.0,
+            d.partitions
+        )?;
+        writeln!(w, "{}", crate::bench::gap_line(d))?;
+    }
+    for c in &config_events {
+        let what = if c.applied {
+            "applied".to_string()
+        } else {
+            format!("refused: {}", c.error.clone().unwrap_or_default())
+        };
+        writeln!(
+            w,
+            "config at {:.2} s: {} {} -> {} by {} ({what})",
+            c.t, c.key, c.from, c.to, c.by
+        )?;
+    }
+    if lost.total() > 0 {
+        writeln!(
+            w,
+            "not recorded: {} in {} hole(s) (the recorder fell behind)",
+            lost.describe(),
+            f.holes.len()
+        )?;
+    }
+    for n in &notes {
+        writeln!(w, "{n}")?;
+    }
+    Ok(0)
+}
