@@ -119,7 +119,7 @@ fn fold(app: &mut App, r: &Record, n: &mut usize) {
         Record::Run { .. } => {}
     }
     *n += 1;
-    if (*n).is_multiple_of(EVICT_EVERY) {
+    if *n % EVICT_EVERY == 0 {
         let t = match r {
             Record::Event(Event::Span(s)) => s.end,
             r => r.time(),

@@ -116,7 +116,11 @@ pub fn parse_time(s: &str) -> Option<Nanos> {
         for (i, p) in parts.iter().enumerate() {
             let v: f64 = p.parse().ok()?;
             // Every part but the last is a whole number; minutes and seconds below 60.
-            if !(v >= 0.0) || (i + 1 < parts.len() && v.fract() != 0.0) || (i > 0 && v >= 60.0) {
+            if v.is_nan()
+                || v < 0.0
+                || (i + 1 < parts.len() && v.fract() != 0.0)
+                || (i > 0 && v >= 60.0)
+            {
                 return None;
             }
             total = total * 60.0 + v;
@@ -135,12 +139,12 @@ pub fn parse_time(s: &str) -> Option<Nanos> {
             "ms" => 1e-3,
             _ => return None,
         };
-        if !(v >= 0.0) {
+        if v.is_nan() || v < 0.0 {
             return None;
         }
         v * scale
     };
-    (secs.is_finite() && secs < 1e9).then(|| (secs * 1e9) as Nanos)
+    (secs.is_finite() && secs < 1e9).then_some((secs * 1e9) as Nanos)
 }
 
 /// Replays are read-only: what a live session would send is refused with a word.
