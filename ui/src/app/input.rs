@@ -9,7 +9,7 @@ use super::{App, GapSel, Pane, Prompt, PromptKind, Row, View, PANES, ROWS, ZOOMS
 use crate::keys::Action;
 use crate::view::timeline::min_gap;
 
-pub(super) fn key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
+pub(crate) fn key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
     if k.kind == KeyEventKind::Release {
         return vec![];
     }

@@ -3,7 +3,7 @@
 //! yield `Control`s for the engine; drawing reads it and never changes it.
 
 mod form;
-mod input;
+pub mod input;
 mod mouse;
 
 pub use form::{field_kind, FieldKind, Form, Row, ROWS};
