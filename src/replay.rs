@@ -105,6 +105,8 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
                 "records": f.read.records,
                 "start": from as f64 / 1e9,
                 "end": to as f64 / 1e9,
+                // The whole file's span of session time (the window above may be a run's).
+                "seconds": rec.end_time().saturating_sub(rec.start()) as f64 / 1e9,
                 "complete": f.read.stop.is_none() && f.read.damage.is_empty(),
                 "stopped_at": f.read.stop.as_ref().map(|s| s.at),
                 "damaged": f.read.damage.iter().map(|d| json!({"at": d.at, "bytes": d.len, "why": d.why})).collect::<Vec<_>>(),
