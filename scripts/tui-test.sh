@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The dashboard end to end, in a real terminal (tmux): start `provetop --backend cpu` on a small
 # workload, wait for the first verified proof on screen, change GPU workers and the lock
-# strategy from the keyboard, check the screen and the engine's log show the change, quit with
-# q and check the terminal is back (no alternate screen, cursor shown, mouse released, the
-# shell prompt). Then the same restore after ctrl-c and after SIGTERM.
+# strategy from the keyboard, check the screen and the engine's log show the change, record a
+# few seconds with R and replay the file, quit with q and check the terminal is back (no
+# alternate screen, cursor shown, mouse released, the shell prompt). Then the same restore
+# after ctrl-c and after SIGTERM.
 #
 #   scripts/tui-test.sh              the test (CI runs it from scripts/test.sh)
 #   scripts/tui-test.sh --measure    also the UI thread's CPU use at 10 fps, idle, at 200×60
@@ -65,7 +66,7 @@ start() {
         XDG_STATE_HOME=$XDG_STATE_HOME XDG_CACHE_HOME=$XDG_CACHE_HOME XDG_CONFIG_HOME=$XDG_CONFIG_HOME \
         PS1='READY\$ ' bash --norc --noprofile"
     wait_for 10 'READY\$'
-    T send-keys -t pt "$BIN --backend cpu --log2-constraints 10 --proofs 50 --gpu-workers-per-device 2 --lock single" Enter
+    T send-keys -t pt "cd $TMP && $BIN --backend cpu --log2-constraints 10 --proofs 50 --gpu-workers-per-device 2 --lock single" Enter
     # The first verified proof: the header's count leaves zero.
     wait_for 180 '✓[1-9]'
 }
@@ -109,8 +110,19 @@ T send-keys -t pt 5
 wait_for 5 'config +gpu_workers_per_device: 2 → 3 \(by ui\)'
 wait_for 5 'config +lock: single → two-lock \(by ui\)'
 echo "ok: the log view lists the Config events"
+# R starts a recording in the current folder and stops it; the file replays.
+T send-keys -t pt R
+wait_for 10 '● REC'
+sleep 1.5
+T send-keys -t pt R
+wait_for 10 'recorded .* to .*\.ptrec'
 T send-keys -t pt q
 restored "q"
+rec=$(ls "$TMP"/provetop-*.ptrec 2>/dev/null | head -1)
+[[ -n $rec ]] || fail "R left no recording"
+"$BIN" replay "$rec" --summary >"$TMP/replay.txt" 2>&1 || fail "the recording does not replay: $(cat "$TMP/replay.txt")"
+grep -q '^duration ' "$TMP/replay.txt" || fail "no summary of the recording: $(cat "$TMP/replay.txt")"
+echo "ok: R recorded $(stat -c %s "$rec") bytes that replay"
 log() { cat "$XDG_STATE_HOME"/provetop/provetop.log*; }
 log | grep -q 'config gpu_workers_per_device: 2 -> 3 (by ui)' || fail "no gpu_workers change in the log"
 log | grep -q 'config lock: single -> two-lock (by ui)' || fail "no lock change in the log"
