@@ -58,6 +58,16 @@ wait_for() {
     fail "waited ${secs}s for /$pattern/ on screen"
 }
 
+# Waits up to $1 seconds for the extended regex $2 to leave the screen.
+wait_gone() {
+    local secs=$1 pattern=$2 i
+    for ((i = 0; i < secs * 10; i++)); do
+        screen | grep -Eq -- "$pattern" || return 0
+        sleep 0.1
+    done
+    fail "waited ${secs}s for /$pattern/ to leave the screen"
+}
+
 # Starts a shell in a 100×30 terminal with a recognisable prompt, then provetop in it.
 start() {
     T kill-server 2>/dev/null || true
@@ -106,6 +116,9 @@ echo "ok: the settings panel and the header show the change"
 T send-keys -t pt k Enter 0
 wait_for 5 'expected a whole number from 1 to 16, got `0`'
 T send-keys -t pt Escape
+# A key that reaches the program in the same read as the escape would parse as alt+key, so
+# the next key waits until the escape has closed the editor.
+wait_gone 5 'expected a whole number from 1 to 16'
 T send-keys -t pt 5
 wait_for 5 'config +gpu_workers_per_device: 2 → 3 \(by ui\)'
 wait_for 5 'config +lock: single → two-lock \(by ui\)'
