@@ -2,6 +2,7 @@
 """Prints one table row per `provetop bench --json` file: proofs, throughput, the GPU
 region's stage medians (ms) and each device's busy fraction."""
 import json
+import os
 import sys
 
 STAGES = ["synthesis", "queue_wait", "lock_wait", "prep", "h2d", "ntt_h", "msm_h", "msm_l",
@@ -17,7 +18,7 @@ def row(path):
     stages = " | ".join("-" if med(k) is None else f"{med(k) * 1e3:.1f}" for k in STAGES)
     busy = ", ".join(f"{x['id']} {x['busy_ratio'] * 100:.1f}%" for x in d.get("devices", []))
     cfg = d["config"]
-    label = f"{d['workload']['label']} {cfg['lock']} w{cfg['gpu_workers_per_device']} pre={cfg['prestage']} db={cfg['msm_double_buffer']}"
+    label = f"{os.path.basename(path).removesuffix('.json')}: {d['workload']['label']} {cfg['lock']} w{cfg['gpu_workers_per_device']} pre={cfg['prestage']} db={cfg['msm_double_buffer']}"
     return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f} | {stages} | {busy} |"
 
 print("| run | verified | proofs/h | " + " | ".join(STAGES) + " | busy |")

@@ -12,4 +12,4 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
 echo "== scripts/tui-test.sh"
-scripts/tui-test.sh
+PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/tui-test.sh

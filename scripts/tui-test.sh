@@ -7,6 +7,7 @@
 # after ctrl-c and after SIGTERM.
 #
 #   scripts/tui-test.sh              the test (CI runs it from scripts/test.sh)
+#   PROVETOP_BIN=path scripts/tui-test.sh   test that binary instead of building one
 #   scripts/tui-test.sh --measure    also the UI thread's CPU use at 10 fps, idle, at 200×60
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,9 +23,15 @@ if ! command -v tmux >/dev/null; then
         { "${SUDO[@]}" apt-get update >/dev/null && "${SUDO[@]}" apt-get install -y tmux >/dev/null; }
 fi
 
-echo "== building provetop"
-cargo build --bin provetop 2>&1 | grep -v '^warning: provetop@' | tail -1
-BIN="$PWD/target/debug/provetop"
+# scripts/test.sh hands over the binary `cargo test` just built (building again here would
+# rebuild much of the tree with the bin's own feature set).
+if [[ -n "${PROVETOP_BIN:-}" ]]; then
+    BIN=$(realpath "$PROVETOP_BIN")
+else
+    echo "== building provetop"
+    cargo build --bin provetop 2>&1 | grep -v '^warning: provetop@' | tail -1
+    BIN="$PWD/target/debug/provetop"
+fi
 
 TMP=$(mktemp -d)
 SOCK="$TMP/tmux.sock"

@@ -39,15 +39,87 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
     if let Some(dir) = &args.export_dir {
         export(dir, &loaded, &out, plan.partitions)?;
     }
+    let filecoin = session
+        .porep
+        .as_ref()
+        .map(|p| filecoin_check(p, &loaded, &out));
     let stdout = std::io::stdout();
     let mut w = stdout.lock();
     if args.json {
-        serde_json::to_writer(&mut w, &report_json(&session, &loaded, &out, telemetry_cpu))?;
+        let mut report = report_json(&session, &loaded, &out, telemetry_cpu);
+        if let Some(f) = &filecoin {
+            report["filecoin"] = json!(f);
+        }
+        serde_json::to_writer(&mut w, &report)?;
         writeln!(w)?;
     } else {
-        write_table(&mut w, &session, &out)?;
+        write_table(&mut w, &session, &loaded, &out)?;
+        if let Some(f) = &filecoin {
+            writeln!(w, "{}", f.line())?;
+        }
     }
-    Ok(if out.all_verified() { 0 } else { 1 })
+    let filecoin_ok = filecoin.is_none_or(|f| f.failed == 0 && f.errors.is_empty());
+    Ok(if out.all_verified() && filecoin_ok {
+        0
+    } else {
+        1
+    })
+}
+
+/// filecoin-proofs' own verdict on each job's proofs (all its partitions, in order).
+#[derive(serde::Serialize, Default)]
+struct FilecoinCheck {
+    verified: usize,
+    failed: usize,
+    /// Why jobs were not checked (no prover or sector id), if they were not.
+    skipped: Option<String>,
+    errors: Vec<String>,
+}
+
+impl FilecoinCheck {
+    fn line(&self) -> String {
+        let mut line = format!(
+            "filecoin-proofs verify_seal: {} job(s) accepted, {} rejected",
+            self.verified, self.failed
+        );
+        if let Some(why) = &self.skipped {
+            line = format!("filecoin-proofs verify_seal: not run ({why})");
+        }
+        for e in &self.errors {
+            line.push_str(&format!("\nfilecoin-proofs verify_seal: error: {e}"));
+        }
+        line
+    }
+}
+
+fn filecoin_check(
+    porep: &provetop_porep::Porep,
+    loaded: &Loaded,
+    out: &RunOutput,
+) -> FilecoinCheck {
+    let mut check = FilecoinCheck::default();
+    let mut jobs: std::collections::BTreeMap<u64, Vec<u8>> = Default::default();
+    for r in &out.results {
+        if let Some(p) = &r.proof {
+            jobs.entry(r.record.job).or_default().extend(p.to_bytes());
+        }
+    }
+    let want = porep.partitions as usize * provetop_engine::prover::Proof::BYTES;
+    for bytes in jobs.values().filter(|b| b.len() == want) {
+        match provetop_porep::filecoin::verify(porep, &loaded.params.vk, bytes) {
+            Ok(Some(true)) => check.verified += 1,
+            Ok(Some(false)) => check.failed += 1,
+            Ok(None) => {
+                check.skipped = Some(
+                    "the prover id or sector id is unknown: give --prover-id and --sector-id"
+                        .into(),
+                );
+                break;
+            }
+            Err(e) => check.errors.push(format!("{e:#}")),
+        }
+    }
+    check
 }
 
 fn report_json(
@@ -94,7 +166,12 @@ fn report_json(
     report
 }
 
-fn write_table(w: &mut impl Write, session: &Session, out: &RunOutput) -> Result<()> {
+fn write_table(
+    w: &mut impl Write,
+    session: &Session,
+    loaded: &Loaded,
+    out: &RunOutput,
+) -> Result<()> {
     let plan = &session.plan;
     let summary = out.report.summary(out.wall_seconds());
     writeln!(
@@ -105,6 +182,15 @@ fn write_table(w: &mut impl Write, session: &Session, out: &RunOutput) -> Result
         plan.partitions,
         plan.concurrency,
         session.engine.backend()
+    )?;
+    let shape = &loaded.shape;
+    writeln!(
+        w,
+        "per partition: {} constraints, {} public inputs, {} aux variables, domain 2^{}",
+        shape.num_constraints,
+        shape.num_inputs,
+        shape.num_aux,
+        shape.log2_domain()
     )?;
     writeln!(
         w,

@@ -210,7 +210,7 @@ fn check_gpu(
             let loaded = store.get(&w, &|_, _, _| {})?;
             let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
             let seed = rng.gen();
-            let asg = w.synthesize(seed)?;
+            let asg = w.synthesize(seed, 0)?;
             let inputs = asg.public_inputs().to_vec();
             let on_gpu = prover::prove_with(gpu, asg.clone(), &loaded.params, r, s)?;
             let on_cpu = prover::prove_with(&cpu, asg, &loaded.params, r, s)?;

@@ -129,6 +129,9 @@ pub enum WorkloadName {
     Synthetic,
     /// SHA-256 of N 64-byte blocks (see --blocks).
     Sha256,
+    /// Filecoin PoRep C2: the stacked-DRG circuit of each partition of a sector, from --c1
+    /// FILE or a test sector of --sector-size sealed here (cached).
+    Porep,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -179,6 +182,29 @@ pub struct EngineArgs {
     /// Where generated parameters are cached [default: $XDG_CACHE_HOME/provetop/params]
     #[arg(long, value_name = "DIR")]
     pub params_cache: Option<PathBuf>,
+
+    /// PoRep: a commit-phase-1 output (Lotus/Curio JSON, or lotus-bench's {"Phase1Out": …}).
+    #[arg(long, value_name = "FILE")]
+    pub c1: Option<PathBuf>,
+
+    /// PoRep sector size: 2KiB, 8MiB or 512MiB seals a test sector here when there is no --c1
+    /// (once; cached under $XDG_CACHE_HOME/provetop/porep); with --c1, checked against the file.
+    #[arg(long, value_name = "SIZE")]
+    pub sector_size: Option<String>,
+
+    /// PoRep: the miner's prover id (f01000, or 64 hex digits), where the C1 file lacks it;
+    /// needed for filecoin-proofs' own verification of the proofs.
+    #[arg(long, value_name = "ID")]
+    pub prover_id: Option<String>,
+
+    /// PoRep: the sector number, where the C1 file lacks it.
+    #[arg(long, value_name = "N")]
+    pub sector_id: Option<u64>,
+
+    /// PoRep: Filecoin's parameter folder (the v28-stacked-proof-of-replication-… .params and
+    /// .vk files) instead of parameters generated here.
+    #[arg(long, value_name = "DIR")]
+    pub params_dir: Option<PathBuf>,
 
     /// Apply changes during the run: WHEN is seconds from the start (5s, 2.5s) or pN, after the
     /// N-th finished partition; keys are the [engine] fields. Repeatable.

@@ -1,5 +1,7 @@
 //! provetop: the command line over the engine and the dashboard.
 
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod alloc;
 mod bench;
 mod check;
 mod cli;

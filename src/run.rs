@@ -17,6 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::cli::{EngineArgs, OnOff, WorkloadName};
 use crate::config_file;
+use provetop_porep::{Porep, PorepArgs, SectorSize};
 
 /// Bad usage or input: exits with code 2.
 #[derive(Debug)]
@@ -49,8 +50,10 @@ pub struct Session {
     pub engine: EngineHandle,
     pub cfg: EngineConfig,
     pub plan: Plan,
-    /// Parameters come from `--params FILE`.
+    /// Parameters come from `--params FILE` (or Filecoin's, from `--params-dir`).
     pub params_file: bool,
+    /// The PoRep sector being proved, for filecoin-proofs' own verification.
+    pub porep: Option<Arc<Porep>>,
     /// The Prometheus endpoint of `--metrics-addr`, serving while the session lives.
     pub _metrics: Option<Exporter>,
     /// The recording of `--record FILE`; dropping it closes the file properly.
@@ -73,21 +76,54 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
     if let Some(why) = why_not_cuda {
         tracing::info!("backend auto: using the cpu backend because {why}");
     }
-    let workload = match args.workload {
-        WorkloadName::Synthetic => Workload::Synthetic {
+    let porep = match args.workload {
+        WorkloadName::Porep => Some(Arc::new(usage(prepare_porep(args))?)),
+        _ => None,
+    };
+    let workload = match (args.workload, &porep) {
+        (WorkloadName::Synthetic, _) => Workload::Synthetic {
             log2_constraints: args
                 .log2_constraints
                 .unwrap_or(default_log2(engine_backend)),
         },
-        WorkloadName::Sha256 => Workload::Sha256 {
+        (WorkloadName::Sha256, _) => Workload::Sha256 {
             blocks: args.blocks,
         },
+        (WorkloadName::Porep, Some(p)) => Workload::External {
+            circuit: p.name.clone(),
+        },
+        (WorkloadName::Porep, None) => unreachable!("prepared above"),
     };
     usage(workload.validate())?;
+    let partitions = match &porep {
+        Some(p) if args.partitions != 1 && args.partitions != p.partitions => {
+            return Err(UsageError(anyhow::anyhow!(
+                "--partitions {}: a {} sector has {} partitions",
+                args.partitions,
+                p.c1.size,
+                p.partitions
+            ))
+            .into())
+        }
+        Some(p) => p.partitions,
+        None => args.partitions,
+    };
+    let params = match (
+        &args.params,
+        porep.as_ref().and_then(|p| p.params_file.clone()),
+    ) {
+        (Some(_), Some(_)) => {
+            return Err(UsageError(anyhow::anyhow!(
+                "--params and --params-dir both name parameters: give one"
+            ))
+            .into())
+        }
+        (p, f) => p.clone().or(f),
+    };
     let plan = Plan {
         workload,
         proofs: args.proofs,
-        partitions: args.partitions,
+        partitions,
         concurrency: args.concurrency,
         seed: args.seed,
         schedule: args.at.clone(),
@@ -99,7 +135,7 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         .into());
     }
     usage(Scheduled::validate(&plan.schedule, &cfg).map_err(|e| anyhow::anyhow!("--at {e}")))?;
-    if let Some(p) = &args.params {
+    if let Some(p) = &params {
         if !p.is_file() {
             return Err(
                 UsageError(anyhow::anyhow!("--params {}: no such file", p.display())).into(),
@@ -149,10 +185,7 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
             Some(exporter)
         }
     };
-    let store = Arc::new(ParamsStore::new(
-        args.params_cache.clone(),
-        args.params.clone(),
-    ));
+    let store = Arc::new(ParamsStore::new(args.params_cache.clone(), params.clone()));
     let engine = EngineHandle::start(cfg.clone(), store, bus, clock)?;
     let recorder = recording.map(|(pending, t0)| {
         let r = pending.begin(session_info(&engine, &plan), t0);
@@ -165,10 +198,39 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         engine,
         cfg,
         plan,
-        params_file: args.params.is_some(),
+        params_file: params.is_some(),
+        porep,
         _metrics: metrics,
         recorder,
     })
+}
+
+/// Reads or seals the sector of `--workload porep` and registers its circuits; every input is
+/// checked here, before parameters or proofs.
+fn prepare_porep(args: &EngineArgs) -> Result<Porep> {
+    let sector_size = args
+        .sector_size
+        .as_deref()
+        .map(|s| s.parse::<SectorSize>().context("--sector-size"))
+        .transpose()?;
+    let porep = provetop_porep::prepare(
+        &PorepArgs {
+            sector_size,
+            c1: args.c1.clone(),
+            prover_id: args.prover_id.clone(),
+            sector_id: args.sector_id,
+            params_dir: args.params_dir.clone(),
+            seed: args.seed,
+        },
+        &|m| eprintln!("porep: {m}"),
+    )?;
+    eprintln!(
+        "porep: {} sector, {} partition(s), {}",
+        porep.c1.size,
+        porep.partitions,
+        porep.c1.version.registered_name(porep.c1.size)
+    );
+    Ok(porep)
 }
 
 /// What a session is about: the dashboard's header, and a recording's.

@@ -46,7 +46,7 @@ fn main() {
         for round in 0..rounds {
             let seed = round as u64;
             let t = Instant::now();
-            let asg = workload.synthesize(seed).unwrap();
+            let asg = workload.synthesize(seed, 0).unwrap();
             let inputs = asg.public_inputs().to_vec();
             let proof = prover::prove_with(
                 &exec,
@@ -60,7 +60,8 @@ fn main() {
             assert_eq!(prover::verify(&loaded.pvk, &proof, &inputs), Ok(()));
 
             let t = Instant::now();
-            let p = bp::create_random_proof(workload.circuit(seed), &theirs, &mut OsRng).unwrap();
+            let p = bp::create_random_proof(workload.circuit(seed).unwrap(), &theirs, &mut OsRng)
+                .unwrap();
             theirs_t.push(t.elapsed().as_secs_f64());
             assert!(bp::verify_proof(&bp_pvk, &p, &inputs).unwrap());
             eprintln!(

@@ -18,7 +18,13 @@ fn synthetic() -> Workload {
 
 fn our_params(w: &Workload) -> provetop_engine::params::Parameters {
     let shape = w.shape().unwrap();
-    setup::generate(w.circuit(0), &shape, &mut rand::rngs::OsRng, &|_, _, _| {}).unwrap()
+    setup::generate(
+        w.circuit(0).unwrap(),
+        &shape,
+        &mut rand::rngs::OsRng,
+        &|_, _, _| {},
+    )
+    .unwrap()
 }
 
 fn to_bytes(p: &provetop_engine::params::Parameters) -> Vec<u8> {
@@ -41,7 +47,7 @@ fn bellperson_reads_our_params_and_verifies_our_proofs() {
         assert_eq!(their_vk, our_vk, "the verifying keys are equal");
 
         let exec = CpuExecutor::new(0, 2).unwrap();
-        let asg = w.synthesize(3).unwrap();
+        let asg = w.synthesize(3, 0).unwrap();
         let inputs = asg.public_inputs().to_vec();
         let proof = prover::prove_with(
             &exec,
@@ -69,16 +75,17 @@ fn we_verify_bellperson_proofs_and_read_bellperson_params() {
     let w = synthetic();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
     // Parameters made by bellperson, written by bellperson, read by us.
-    let theirs = bp::generate_random_parameters::<Bls12, _, _>(w.circuit(0), &mut rng).unwrap();
+    let theirs =
+        bp::generate_random_parameters::<Bls12, _, _>(w.circuit(0).unwrap(), &mut rng).unwrap();
     let mut bytes = vec![];
     theirs.write(&mut bytes).unwrap();
     let ours = io::read_params(&bytes[..], Some(bytes.len() as u64)).unwrap();
     let pvk = PreparedVerifyingKey::new(&ours.vk);
 
     // bellperson's proof, verified by us.
-    let asg = w.synthesize(4).unwrap();
+    let asg = w.synthesize(4, 0).unwrap();
     let inputs = asg.public_inputs().to_vec();
-    let their_proof = bp::create_random_proof(w.circuit(4), &theirs, &mut rng).unwrap();
+    let their_proof = bp::create_random_proof(w.circuit(4).unwrap(), &theirs, &mut rng).unwrap();
     let mut proof_bytes = vec![];
     their_proof.write(&mut proof_bytes).unwrap();
     let proof = Proof::from_bytes(&proof_bytes).unwrap();
@@ -95,7 +102,7 @@ fn we_verify_bellperson_proofs_and_read_bellperson_params() {
 
     // With the same r and s, bellperson's proof and ours are the same bytes.
     let (r, s) = (Scalar::from(3u64), Scalar::from(5u64));
-    let same = bp::create_proof(w.circuit(4), &theirs, r, s).unwrap();
+    let same = bp::create_proof(w.circuit(4).unwrap(), &theirs, r, s).unwrap();
     let mut same_bytes = vec![];
     same.write(&mut same_bytes).unwrap();
     assert_eq!(same_bytes, mine.to_bytes().to_vec());

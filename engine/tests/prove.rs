@@ -115,11 +115,23 @@ fn same_randomisers_give_the_same_bytes() {
     let loaded = store(&dir).get(&workload, &|_, _, _| {}).unwrap();
     let exec = CpuExecutor::new(0, 2).unwrap();
     let (r, s) = (Scalar::from(7u64), Scalar::from(11u64));
-    let a =
-        prover::prove_with(&exec, workload.synthesize(5).unwrap(), &loaded.params, r, s).unwrap();
-    let b =
-        prover::prove_with(&exec, workload.synthesize(5).unwrap(), &loaded.params, r, s).unwrap();
+    let a = prover::prove_with(
+        &exec,
+        workload.synthesize(5, 0).unwrap(),
+        &loaded.params,
+        r,
+        s,
+    )
+    .unwrap();
+    let b = prover::prove_with(
+        &exec,
+        workload.synthesize(5, 0).unwrap(),
+        &loaded.params,
+        r,
+        s,
+    )
+    .unwrap();
     assert_eq!(a.to_bytes(), b.to_bytes());
-    let inputs = workload.synthesize(5).unwrap().public_inputs().to_vec();
+    let inputs = workload.synthesize(5, 0).unwrap().public_inputs().to_vec();
     assert_eq!(prover::verify(&loaded.pvk, &a, &inputs), Ok(()));
 }

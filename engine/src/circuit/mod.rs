@@ -47,6 +47,7 @@ macro_rules! counting_alloc {
 pub(crate) use counting_alloc;
 
 mod assignment;
+pub mod external;
 pub mod sha256;
 pub mod shape;
 pub mod synthetic;
@@ -59,6 +60,8 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use serde::{Deserialize, Serialize};
 
+use crate::params::{setup, setup::Progress, Parameters};
+use rand::rngs::OsRng;
 use sha256::Sha256Circuit;
 use synthetic::SyntheticCircuit;
 
@@ -70,6 +73,8 @@ pub enum Workload {
     Sha256 { blocks: usize },
     /// PoRep-shaped rows that, with the inputs, fill a 2^log2_constraints domain.
     Synthetic { log2_constraints: u32 },
+    /// A circuit registered from outside the engine (see [`external`]), such as a PoRep C2.
+    External { circuit: String },
 }
 
 impl Workload {
@@ -83,6 +88,7 @@ impl Workload {
             } if !(4..=27).contains(&k) => {
                 bail!("--log2-constraints must be between 4 and 27, got {k}")
             }
+            Workload::External { ref circuit } => external::get(circuit).map(|_| ()),
             _ => Ok(()),
         }
     }
@@ -92,26 +98,41 @@ impl Workload {
         match self {
             Workload::Sha256 { blocks } => format!("sha256-b{blocks}"),
             Workload::Synthetic { log2_constraints } => format!("synthetic-k{log2_constraints}"),
+            Workload::External { circuit } => circuit.clone(),
         }
     }
 
-    /// The circuit of one partition; `seed` picks its witness, never its shape.
-    pub fn circuit(&self, seed: u64) -> AnyCircuit {
-        match *self {
+    /// Partitions a job of this workload must have, where the circuit fixes them.
+    pub fn fixed_partitions(&self) -> Result<Option<u32>> {
+        match self {
+            Workload::External { circuit } => Ok(Some(external::get(circuit)?.partitions())),
+            _ => Ok(None),
+        }
+    }
+
+    /// The circuit of one partition of a built-in workload; `seed` picks its witness, never
+    /// its shape. An external workload has no circuit of this type: an error.
+    pub fn circuit(&self, seed: u64) -> Result<AnyCircuit> {
+        Ok(match *self {
             Workload::Sha256 { blocks } => AnyCircuit::Sha256(Sha256Circuit::new(blocks, seed)),
             Workload::Synthetic { log2_constraints } => {
                 AnyCircuit::Synthetic(SyntheticCircuit::new(log2_constraints, seed))
             }
-        }
+            Workload::External { ref circuit } => {
+                bail!("`{circuit}` is proved through its registered source, not a built-in circuit")
+            }
+        })
     }
 
-    /// Synthesises one partition on the current rayon pool.
-    pub fn synthesize(&self, seed: u64) -> Result<Assignment> {
+    /// Synthesises one partition on the current rayon pool: `seed` picks a built-in
+    /// workload's witness, `partition` which of an external job's circuits.
+    pub fn synthesize(&self, seed: u64, partition: u32) -> Result<Assignment> {
         match *self {
             Workload::Synthetic { log2_constraints } => {
                 Ok(SyntheticCircuit::new(log2_constraints, seed).synthesize_parallel())
             }
-            _ => synthesize_generic(self.circuit(seed)),
+            Workload::External { ref circuit } => external::get(circuit)?.synthesize(partition),
+            _ => synthesize_generic(self.circuit(seed)?),
         }
     }
 
@@ -120,7 +141,18 @@ impl Workload {
         match *self {
             // The synthetic structure is a pure function of k and the generator's version.
             Workload::Synthetic { log2_constraints } => Ok(synthetic::shape(log2_constraints)),
-            _ => Shape::of(self.circuit(0)),
+            Workload::External { ref circuit } => external::get(circuit)?.shape(),
+            _ => Shape::of(self.circuit(0)?),
+        }
+    }
+
+    /// Fresh parameters for this workload's structure.
+    pub fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters> {
+        match *self {
+            Workload::External { ref circuit } => {
+                external::get(circuit)?.generate_params(shape, progress)
+            }
+            _ => setup::generate(self.circuit(0)?, shape, &mut OsRng, progress),
         }
     }
 }

@@ -2,7 +2,6 @@
 //! under `$XDG_CACHE_HOME/provetop/params/` unless told otherwise.
 
 use anyhow::{bail, Result};
-use rand::rngs::OsRng;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -85,7 +84,7 @@ impl ParamsCache {
                 ),
             }
         }
-        let params = setup::generate(workload.circuit(0), shape, &mut OsRng, progress)?;
+        let params = workload.generate_params(shape, progress)?;
         let seconds = start.elapsed().as_secs_f64();
         let saved = std::fs::create_dir_all(&self.dir)
             .map_err(anyhow::Error::from)

@@ -81,9 +81,9 @@ pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
 
     let g1 = G1Projective::generator();
     let g2 = G2Projective::generator();
-    let t1 = FixedBase::<G1Projective>::new(g1);
-    let t2 = FixedBase::<G2Projective>::new(g2);
     let g1_total = h_scalars.len() + total + a_s.len() + b_s.len();
+    let t1 = FixedBase::<G1Projective>::new(g1, g1_total);
+    let t2 = FixedBase::<G2Projective>::new(g2, b_s.len());
     let done = AtomicUsize::new(0);
     let tick = |n: usize| {
         let d = done.fetch_add(n, Ordering::Relaxed) + n;
@@ -209,5 +209,5 @@ pub fn random_g1(n: usize, seed: u64) -> Vec<blstrs::G1Affine> {
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
-    FixedBase::<G1Projective>::new(G1Projective::generator()).mul_many(&scalars, &|_| {})
+    FixedBase::<G1Projective>::new(G1Projective::generator(), n).mul_many(&scalars, &|_| {})
 }

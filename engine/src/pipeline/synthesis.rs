@@ -194,7 +194,7 @@ fn synthesize(
     let seed = partition_seed(spec.seed, ticket.job, ticket.partition);
     let result = spec
         .workload
-        .synthesize(seed)
+        .synthesize(seed, ticket.partition)
         .and_then(|asg| prover::prepare(&asg, &loaded.params).map(|m| (asg, m)));
     let end = Instant::now();
     shared.bus.publish(Event::Span(Span {

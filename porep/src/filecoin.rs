@@ -1,0 +1,82 @@
+//! filecoin-proofs' side: where its settings point (parameters, the graph's parent cache) and
+//! its own verifier, `verify_seal`, run over our proofs with our verifying key.
+
+use anyhow::{Context, Result};
+use provetop_engine::params::{io, VerifyingKey};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::parameter_cache::verifying_key_id;
+use storage_proofs_core::sector::SectorId;
+
+use crate::sector::SectorSize;
+use crate::source::{with_tree, Porep};
+use filecoin_proofs::constants::{SectorShape32GiB, SectorShape64GiB, SectorShapeBase};
+
+/// Points filecoin-proofs at `params_dir` (read only) or, without one, at a folder of this
+/// process where our verifying key is written, and its parent cache under ours. Its settings
+/// are read once per process, so this runs before any of its code; later calls return the
+/// folder the first one chose.
+pub fn configure(params_dir: Option<&Path>) -> Result<PathBuf> {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    if let Some(d) = DIR.get() {
+        return Ok(d.clone());
+    }
+    let dir = match params_dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let d = std::env::temp_dir().join(format!("provetop-vk-{}", std::process::id()));
+            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+            d
+        }
+    };
+    let parents = provetop_engine::params::cache::cache_root()
+        .join("porep")
+        .join("parents");
+    std::fs::create_dir_all(&parents).with_context(|| format!("creating {}", parents.display()))?;
+    // Set before filecoin-proofs first reads its settings, while only this thread runs its code.
+    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
+    std::env::set_var("FIL_PROOFS_PARENT_CACHE", &parents);
+    Ok(DIR.get_or_init(|| dir).clone())
+}
+
+/// Runs filecoin-proofs' `verify_seal` on a job's proofs (its partitions' 192-byte proofs in
+/// order) with `vk`. Needs the prover and sector ids; `None` when either is unknown.
+pub fn verify(porep: &Porep, vk: &VerifyingKey, proofs: &[u8]) -> Result<Option<bool>> {
+    let (Some(prover_id), Some(sector_id)) = (porep.prover_id, porep.sector_id) else {
+        return Ok(None);
+    };
+    let vk_path = porep.vk_dir.join(verifying_key_id(&porep.cache_id));
+    if porep.params_file.is_none() {
+        // Our key, for parameters we generated: filecoin-proofs reads it from its cache folder.
+        let mut bytes = vec![];
+        io::write_vk(vk, &mut bytes)?;
+        std::fs::write(&vk_path, bytes)
+            .with_context(|| format!("writing {}", vk_path.display()))?;
+    }
+    let c1 = &porep.c1;
+    let ok = with_tree!(
+        c1.size,
+        verify_seal(porep, prover_id, SectorId::from(sector_id), proofs)
+    )?;
+    Ok(Some(ok))
+}
+
+fn verify_seal<Tree: 'static + MerkleTreeTrait>(
+    porep: &Porep,
+    prover_id: [u8; 32],
+    sector_id: SectorId,
+    proofs: &[u8],
+) -> Result<bool> {
+    let c1 = &porep.c1;
+    filecoin_proofs::verify_seal::<Tree>(
+        &c1.version.porep_config(c1.size),
+        c1.comm_r,
+        c1.comm_d,
+        prover_id,
+        sector_id,
+        c1.ticket,
+        c1.seed,
+        proofs,
+    )
+}

@@ -1,0 +1,234 @@
+//! The PoRep workload: a C1 output turned into the engine's [`CircuitSource`], registered under
+//! `porep-<size>`, with everything checked before any long work starts.
+
+use anyhow::{bail, Context, Result};
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::constants::{SectorShape32GiB, SectorShape64GiB, SectorShapeBase};
+use filecoin_proofs::parameters::setup_params;
+use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, SealCommitPhase1Output};
+use provetop_engine::circuit::external::{self, CircuitSource};
+use provetop_engine::circuit::{synthesize_generic, Assignment, Shape};
+use provetop_engine::params::{setup, setup::Progress, Parameters};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+
+use crate::c1::{hex, parse_prover_id, C1};
+use crate::sector::SectorSize;
+use crate::{filecoin, seal};
+
+/// Runs `$f::<Tree>($args)` with the merkle tree type of a sector size.
+macro_rules! with_tree {
+    ($size:expr, $f:ident ( $($args:expr),* )) => {
+        match $size {
+            SectorSize::S2KiB | SectorSize::S8MiB | SectorSize::S512MiB => {
+                $f::<SectorShapeBase>($($args),*)
+            }
+            SectorSize::S32GiB => $f::<SectorShape32GiB>($($args),*),
+            SectorSize::S64GiB => $f::<SectorShape64GiB>($($args),*),
+        }
+    };
+}
+pub(crate) use with_tree;
+
+/// What `--workload porep` was given.
+#[derive(Clone, Debug, Default)]
+pub struct PorepArgs {
+    pub sector_size: Option<SectorSize>,
+    pub c1: Option<PathBuf>,
+    pub prover_id: Option<String>,
+    pub sector_id: Option<u64>,
+    pub params_dir: Option<PathBuf>,
+    /// Picks the test sector's data, ticket and seed when one is sealed here.
+    pub seed: u64,
+}
+
+/// A registered PoRep workload.
+pub struct Porep {
+    /// The engine's name for it: `Workload::External { circuit: name }`.
+    pub name: String,
+    pub c1: C1,
+    pub partitions: u32,
+    pub prover_id: Option<[u8; 32]>,
+    pub sector_id: Option<u64>,
+    /// Filecoin's `.params` file for this circuit, from `--params-dir`.
+    pub params_file: Option<PathBuf>,
+    /// Where filecoin-proofs looks for the verifying key.
+    pub vk_dir: PathBuf,
+    /// Filecoin's name for this circuit's parameters (without `v28-` and the extension).
+    pub cache_id: String,
+}
+
+/// Reads or seals the C1 output, checks it, and registers its circuits with the engine.
+pub fn prepare(args: &PorepArgs, progress: &dyn Fn(&str)) -> Result<Porep> {
+    let vk_dir = filecoin::configure(args.params_dir.as_deref())?;
+    let given_prover = args.prover_id.as_deref().map(parse_prover_id).transpose()?;
+    let (c1, sealed) = match (&args.c1, args.sector_size) {
+        (Some(path), size) => (C1::read(path, size, None)?, None),
+        (None, Some(size)) => {
+            if !size.sealable() {
+                bail!("a {size} sector is too large to seal here: give its C1 output with --c1");
+            }
+            let s = seal::sealed_c1(size, args.seed, progress)?;
+            (s.c1.clone(), Some(s))
+        }
+        (None, None) => bail!("--workload porep needs --c1 FILE or --sector-size 2KiB|8MiB|512MiB"),
+    };
+    let prover_id = given_prover
+        .or(c1.prover_id)
+        .or(sealed.as_ref().map(|s| s.prover_id));
+    let sector_id = args
+        .sector_id
+        .or(c1.sector_id)
+        .or(sealed.as_ref().map(|s| s.sector_id));
+    let size = c1.size;
+    let (source, cache_id) = with_tree!(size, build(&c1, prover_id, sector_id))?;
+    let params_file = match &args.params_dir {
+        None => None,
+        Some(dir) => {
+            let file = dir.join(storage_proofs_core::parameter_cache::parameter_id(
+                &cache_id,
+            ));
+            if !file.is_file() {
+                bail!(
+                    "--params-dir {}: no {} (the parameters of {})",
+                    dir.display(),
+                    file.file_name().unwrap_or_default().to_string_lossy(),
+                    c1.version.registered_name(size)
+                );
+            }
+            Some(file)
+        }
+    };
+    let name = format!("porep-{size}");
+    let partitions = source.partitions();
+    external::register(&name, source);
+    Ok(Porep {
+        name,
+        c1,
+        partitions,
+        prover_id,
+        sector_id,
+        params_file,
+        vk_dir,
+        cache_id,
+    })
+}
+
+type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
+type PubIn<Tree> = stacked::PublicInputs<
+    <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain,
+    DefaultPieceDomain,
+>;
+
+/// One sector's partitions, as Filecoin's crates build them.
+struct PorepSource<Tree: 'static + MerkleTreeTrait> {
+    pub_in: PubIn<Tree>,
+    pub_params: stacked::PublicParams<Tree>,
+    vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>,
+    shape: OnceLock<Shape>,
+}
+
+fn build<Tree: 'static + MerkleTreeTrait>(
+    c1: &C1,
+    prover_id: Option<[u8; 32]>,
+    sector_id: Option<u64>,
+) -> Result<(Arc<dyn CircuitSource>, String)> {
+    let config = c1.version.porep_config(c1.size);
+    let out: SealCommitPhase1Output<Tree> = serde_json::from_value(c1.output.clone())
+        .with_context(|| format!("its vanilla proofs are not those of a {} sector", c1.size))?;
+    let want = usize::from(config.partitions);
+    if out.vanilla_proofs.len() != want {
+        bail!(
+            "it holds {} partitions; a {} sector has {want}",
+            out.vanilla_proofs.len(),
+            c1.size
+        );
+    }
+    if let (Some(p), Some(s)) = (prover_id, sector_id) {
+        let replica_id = stacked::generate_replica_id::<Tree::Hasher, _>(
+            &p,
+            s,
+            &c1.ticket,
+            c1.comm_d,
+            &config.porep_id,
+        );
+        if replica_id != out.replica_id {
+            bail!(
+                "prover id {} and sector {s} do not give this file's replica id: wrong --prover-id or --sector-id?",
+                hex(&p)
+            );
+        }
+    }
+    let compound = <Compound<Tree> as CompoundProof<
+        StackedDrg<'_, Tree, DefaultPieceHasher>,
+        _,
+    >>::setup(&compound_proof::SetupParams {
+        vanilla_params: setup_params(&config)?,
+        partitions: Some(want),
+        priority: false,
+    })?;
+    let pub_in = stacked::PublicInputs {
+        replica_id: out.replica_id,
+        tau: Some(stacked::Tau {
+            comm_d: DefaultPieceDomain::try_from_bytes(&c1.comm_d)?,
+            comm_r: filecoin_proofs::as_safe_commitment(&c1.comm_r, "comm_r")?,
+        }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    let cache_id = <Compound<Tree> as storage_proofs_core::parameter_cache::CacheableParameters<
+        StackedCircuit<Tree, DefaultPieceHasher>,
+        _,
+    >>::cache_identifier(&compound.vanilla_params);
+    let source = PorepSource {
+        pub_in,
+        pub_params: compound.vanilla_params,
+        vanilla: out.vanilla_proofs,
+        shape: OnceLock::new(),
+    };
+    Ok((Arc::new(source), cache_id))
+}
+
+impl<Tree: 'static + MerkleTreeTrait> PorepSource<Tree> {
+    fn circuit(&self, k: usize) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+        <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
+            &self.pub_in,
+            (),
+            &self.vanilla[k],
+            &self.pub_params,
+            Some(k),
+        )
+    }
+
+    fn blank(&self) -> StackedCircuit<Tree, DefaultPieceHasher> {
+        <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
+            &self.pub_params,
+        )
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> CircuitSource for PorepSource<Tree> {
+    fn partitions(&self) -> u32 {
+        self.vanilla.len() as u32
+    }
+
+    fn shape(&self) -> Result<Shape> {
+        if let Some(s) = self.shape.get() {
+            return Ok(s.clone());
+        }
+        let s = Shape::of(self.blank())?;
+        Ok(self.shape.get_or_init(|| s).clone())
+    }
+
+    fn synthesize(&self, partition: u32) -> Result<Assignment> {
+        let k = partition as usize % self.vanilla.len();
+        synthesize_generic(self.circuit(k)?)
+    }
+
+    fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters> {
+        setup::generate(self.blank(), shape, &mut rand::rngs::OsRng, progress)
+    }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Tests too slow for CI on two cores: Filecoin PoRep C2 at 8MiB.
+#   1. `bench --workload porep --sector-size 8MiB`: filecoin-proofs seals a test sector here
+#      (pre-commit 1 and 2, then seal_commit_phase1 writes the C1 output), the engine proves
+#      its partitions, our verifier and filecoin-proofs' verify_seal check every proof;
+#   2. the same C1 output as a plain file in filecoin-proofs-api's JSON layout (as Lotus writes
+#      it), given with --c1, --prover-id and --sector-id: proved and verified the same way.
+# Prints a table for bench/results/ last; logs and JSON under $OUT (default target/slow-tests).
+#   scripts/slow-tests.sh [path/to/provetop]      (default: a release build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-${CARGO_TARGET_DIR:-target}/slow-tests}
+mkdir -p "$OUT"
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$OUT/cache}
+BIN=${1:-}
+if [[ -z $BIN ]]; then
+    echo "== building the release binary" >&2
+    cargo build --release --bin provetop 2>&1 | grep -v '^warning: provetop@' | tail -1 >&2
+    BIN=${CARGO_TARGET_DIR:-target}/release/provetop
+fi
+SIZE=${SIZE:-8MiB}
+
+echo "== $SIZE: seal here, prove, verify (ours and filecoin-proofs')" >&2
+start=$(date +%s)
+"$BIN" bench --backend cpu --workload porep --sector-size "$SIZE" --proofs 1 --json \
+    >"$OUT/sealed.json" 2>"$OUT/sealed.log" || { tail -20 "$OUT/sealed.log" >&2; exit 1; }
+echo "   $(( $(date +%s) - start )) s" >&2
+
+C1="$XDG_CACHE_HOME/provetop/porep/sealed/$SIZE-seed0.c1.json"
+# The plain api layout, as Lotus writes it: the wrapper's Phase1Out, decoded; the ids apart.
+read -r PROVER SECTOR < <(python3 - "$C1" "$OUT/c1-api.json" <<'PY'
+import base64, json, sys
+w = json.load(open(sys.argv[1]))
+open(sys.argv[2], "wb").write(base64.b64decode(w["Phase1Out"]))
+print(w["ProverId"], w["SectorNum"])
+PY
+)
+echo "== $SIZE: prove from --c1 $OUT/c1-api.json" >&2
+start=$(date +%s)
+"$BIN" bench --backend cpu --workload porep --c1 "$OUT/c1-api.json" --prover-id "$PROVER" \
+    --sector-id "$SECTOR" --proofs 1 --seed 1 --json >"$OUT/c1.json" 2>"$OUT/c1.log" ||
+    { tail -20 "$OUT/c1.log" >&2; exit 1; }
+echo "   $(( $(date +%s) - start )) s" >&2
+
+python3 - "$OUT/sealed.json" "$OUT/c1.json" <<'PY'
+import json, sys
+print("| run | constraints | domain | verified (ours) | filecoin-proofs verify_seal | synthesis s | ntt_h s | msm_h s | msm_b_g2 s | proofs/h | params |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+ok = True
+for name, path in zip(["sealed here", "from --c1 (api JSON)"], sys.argv[1:]):
+    v = json.load(open(path))
+    w, s, f = v["workload"], v["summary"], v["filecoin"]
+    med = lambda k: s["stages"][k]["median"]
+    ok &= s["verified"] == s["proofs"] and f["verified"] == s["proofs"] // w["partitions"] and f["failed"] == 0
+    print(f"| {name} | {w['constraints']} | 2^{w['log2_domain']} | {s['verified']}/{s['proofs']} | "
+          f"{f['verified']} accepted, {f['failed']} rejected | {med('synthesis'):.2f} | {med('ntt_h'):.2f} | "
+          f"{med('msm_h'):.2f} | {med('msm_b_g2'):.2f} | {s['proofs_per_hour']:.0f} | {w['params']['source']} {w['params']['seconds']:.0f} s |")
+print()
+print("slow tests:", "every check passed" if ok else "FAILED")
+sys.exit(0 if ok else 1)
+PY
