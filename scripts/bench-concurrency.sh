@@ -2,18 +2,20 @@
 # Throughput against jobs in flight: alternates `provetop bench --concurrency 1` and
 # `--concurrency 2` (ROUNDS each, PROOFS jobs per run) on synthetic 2^LOG2 and prints the
 # median proofs per hour of each and their ratio. Usage: scripts/bench-concurrency.sh [BIN]
+# EXTRA="--lock none" adds flags to every run.
 set -euo pipefail
 BIN=${1:-target/release/provetop}
 LOG2=${LOG2:-14}
 PROOFS=${PROOFS:-24}
 ROUNDS=${ROUNDS:-5}
 BACKEND=${BACKEND:-cpu}
+read -r -a EXTRA <<<"${EXTRA:-}"
 OUT=${OUT:-$(mktemp -d)}
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$OUT/cache}
 "$BIN" bench --backend "$BACKEND" --log2-constraints "$LOG2" --proofs 1 --json > /dev/null 2>&1 # params, warm-up
 for r in $(seq "$ROUNDS"); do
   for c in 1 2; do
-    "$BIN" bench --backend "$BACKEND" --log2-constraints "$LOG2" --proofs "$PROOFS" --concurrency "$c" --json \
+    "$BIN" bench --backend "$BACKEND" --log2-constraints "$LOG2" --proofs "$PROOFS" --concurrency "$c" "${EXTRA[@]}" --json \
       > "$OUT/c$c-r$r.json" 2> /dev/null
   done
 done
