@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::{Assignment, Density, Shape};
+use super::{par_filled, Assignment, Density, Shape};
 
 /// Bumped whenever the mix changes: it is part of the params cache key.
 pub const VERSION: u64 = 2;
@@ -500,9 +500,9 @@ impl SyntheticCircuit {
             bits: &bits,
             inputs: &inputs,
         };
-        let mut a = vec![Scalar::ZERO; n + inputs.len()];
-        let mut b = vec![Scalar::ZERO; n + inputs.len()];
-        let mut c = vec![Scalar::ZERO; n + inputs.len()];
+        let mut a = par_filled(Scalar::ZERO, n + inputs.len());
+        let mut b = par_filled(Scalar::ZERO, n + inputs.len());
+        let mut c = par_filled(Scalar::ZERO, n + inputs.len());
         let b_one = a[..n]
             .par_chunks_mut(CHUNK)
             .zip(b[..n].par_chunks_mut(CHUNK))

@@ -29,18 +29,9 @@ pub struct RegionResult {
 
 /// Gathers the MSM scalars and checks the parameters fit the assignment.
 pub fn prepare(asg: &Assignment, params: &Parameters) -> Result<Msms> {
-    let a: Vec<Scalar> = asg
-        .input
-        .iter()
-        .copied()
-        .chain(asg.a_aux_density.select(&asg.aux))
-        .collect();
-    let b: Vec<Scalar> = asg
-        .b_input_density
-        .select(&asg.input)
-        .into_iter()
-        .chain(asg.b_aux_density.select(&asg.aux))
-        .collect();
+    let a = asg.a_aux_density.select_after(&asg.input, &asg.aux);
+    let b_inputs = asg.b_input_density.select_after(&[], &asg.input);
+    let b = asg.b_aux_density.select_after(&b_inputs, &asg.aux);
     let domain = asg.num_rows().next_power_of_two();
     let checks = [
         ("public inputs (vk.ic)", params.vk.ic.len(), asg.input.len()),
