@@ -102,7 +102,7 @@ impl Density {
 pub fn par_filled<T: Copy + Send + Sync>(v: T, len: usize) -> Vec<T> {
     use rayon::prelude::*;
     let mut out = Vec::with_capacity(len);
-    out.par_extend(rayon::iter::repeatn(v, len));
+    out.par_extend(rayon::iter::repeat_n(v, len));
     out
 }
 
