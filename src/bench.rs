@@ -119,6 +119,7 @@ fn filecoin_check(
             Err(e) => check.errors.push(format!("{e:#}")),
         }
     }
+    provetop_porep::filecoin::cleanup(porep);
     check
 }
 

@@ -24,11 +24,8 @@ pub fn configure(params_dir: Option<&Path>) -> Result<PathBuf> {
     }
     let dir = match params_dir {
         Some(d) => d.to_path_buf(),
-        None => {
-            let d = std::env::temp_dir().join(format!("provetop-vk-{}", std::process::id()));
-            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-            d
-        }
+        // Made when the key is written, removed by `cleanup`.
+        None => std::env::temp_dir().join(format!("provetop-vk-{}", std::process::id())),
     };
     let parents = provetop_engine::params::cache::cache_root()
         .join("porep")
@@ -38,6 +35,13 @@ pub fn configure(params_dir: Option<&Path>) -> Result<PathBuf> {
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
     std::env::set_var("FIL_PROOFS_PARENT_CACHE", &parents);
     Ok(DIR.get_or_init(|| dir).clone())
+}
+
+/// Removes the per-process key folder of [`configure`], if it made one.
+pub fn cleanup(porep: &Porep) {
+    if porep.params_file.is_none() {
+        let _ = std::fs::remove_dir_all(&porep.vk_dir);
+    }
 }
 
 /// Runs filecoin-proofs' `verify_seal` on a job's proofs (its partitions' 192-byte proofs in
@@ -51,7 +55,8 @@ pub fn verify(porep: &Porep, vk: &VerifyingKey, proofs: &[u8]) -> Result<Option<
         // Our key, for parameters we generated: filecoin-proofs reads it from its cache folder.
         let mut bytes = vec![];
         io::write_vk(vk, &mut bytes)?;
-        std::fs::write(&vk_path, bytes)
+        std::fs::create_dir_all(&porep.vk_dir)
+            .and_then(|_| std::fs::write(&vk_path, bytes))
             .with_context(|| format!("writing {}", vk_path.display()))?;
     }
     let c1 = &porep.c1;
