@@ -145,3 +145,24 @@ fn truncated_and_foreign_params_are_refused_clearly() {
         .to_string();
     assert!(err.contains("claims"), "{err}");
 }
+
+/// A file's query lengths come from its header alone, and a cut file says so.
+#[test]
+fn params_header_gives_the_query_lengths() {
+    let ours = our_params(&Workload::Synthetic {
+        log2_constraints: 6,
+    });
+    let bytes = to_bytes(&ours);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.params");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_eq!(
+        io::peek_counts(&path).unwrap(),
+        (ours.vk.ic.len(), ours.h.len(), ours.l.len())
+    );
+    // Cut inside the H query: the L length is past the end.
+    let h_points = 3 * 96 + 3 * 192 + 4 + ours.vk.ic.len() * 96 + 4;
+    std::fs::write(&path, &bytes[..h_points + 10 * 96]).unwrap();
+    let err = format!("{:#}", io::peek_counts(&path).unwrap_err());
+    assert!(err.contains("truncated"), "{err}");
+}

@@ -103,19 +103,25 @@ impl ParamsCache {
     }
 }
 
-/// Parameters fit a circuit when every query has the length its shape needs.
-pub fn check_matches(p: &Parameters, shape: &Shape) -> Result<()> {
+/// The IC, H and L queries' lengths fit the circuit (what a file's header already tells).
+pub fn check_counts(ic: usize, h: usize, l: usize, shape: &Shape) -> Result<()> {
     let domain = 1usize << shape.log2_domain();
     let checks = [
-        ("vk.ic (public inputs)", p.vk.ic.len(), shape.num_inputs),
-        ("H (domain size − 1)", p.h.len(), domain - 1),
-        ("L (aux variables)", p.l.len(), shape.num_aux),
+        ("vk.ic (public inputs)", ic, shape.num_inputs),
+        ("H (domain size − 1)", h, domain - 1),
+        ("L (aux variables)", l, shape.num_aux),
     ];
     for (what, have, want) in checks {
         if have != want {
             bail!("params do not match the circuit: {what} has {have} points, the circuit needs {want}");
         }
     }
+    Ok(())
+}
+
+/// Parameters fit a circuit when every query has the length its shape needs.
+pub fn check_matches(p: &Parameters, shape: &Shape) -> Result<()> {
+    check_counts(p.vk.ic.len(), p.h.len(), p.l.len(), shape)?;
     if p.a.len() > shape.num_inputs + shape.num_aux || p.b_g1.len() != p.b_g2.len() {
         bail!("params do not match the circuit: the A or B queries have impossible lengths");
     }

@@ -64,6 +64,38 @@ pub fn load_params(path: &Path) -> Result<Parameters> {
         .with_context(|| format!("reading params file {}", path.display()))
 }
 
+/// The lengths of the IC, H and L queries of a parameter file, read from its verifying key and
+/// two length fields (seeking over the H points): enough to refuse a file made for another
+/// circuit in milliseconds, before loading tens of gigabytes.
+pub fn peek_counts(path: &Path) -> Result<(usize, usize, usize)> {
+    use std::io::{Seek, SeekFrom};
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("opening params file {}", path.display()))?;
+    let len = file.metadata()?.len();
+    let mut r = Reader {
+        inner: BufReader::new(file),
+        offset: 0,
+        len: Some(len),
+    };
+    let vk = r
+        .vk()
+        .with_context(|| format!("reading params file {}", path.display()))?;
+    let mut count = [0u8; 4];
+    r.exact(&mut count, "the length of the H query")?;
+    let h = u32::from_be_bytes(count) as usize;
+    let l_at = r.offset + (h * G1_BYTES) as u64;
+    if l_at + 4 > len {
+        bail!(
+            "params file {} is truncated: its H query claims {h} points",
+            path.display()
+        );
+    }
+    r.inner.seek(SeekFrom::Start(l_at))?;
+    r.offset = l_at;
+    r.exact(&mut count, "the length of the L query")?;
+    Ok((vk.ic.len(), h, u32::from_be_bytes(count) as usize))
+}
+
 pub fn load_vk(path: &Path) -> Result<VerifyingKey> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     let len = file.metadata()?.len();

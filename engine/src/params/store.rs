@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::cache::{check_matches, Origin, ParamsCache};
+use super::cache::{check_counts, check_matches, Origin, ParamsCache};
 use super::{io, setup, Parameters};
 use crate::circuit::{Shape, Workload};
 use crate::prover::PreparedVerifyingKey;
@@ -49,6 +49,10 @@ impl ParamsStore {
         let (params, origin) = match &self.file {
             Some(path) => {
                 let start = Instant::now();
+                let (ic, h, l) = io::peek_counts(path)?;
+                check_counts(ic, h, l, &shape).with_context(|| {
+                    format!("{} does not fit {}", path.display(), workload.label())
+                })?;
                 let p = io::load_params(path)?;
                 check_matches(&p, &shape).with_context(|| {
                     format!("{} does not fit {}", path.display(), workload.label())
