@@ -1,17 +1,9 @@
 //! The binary as a user runs it: the README's bench commands, exports, bad input and exit codes.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn provetop(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_provetop"))
-        .args(args)
-        .env("XDG_CACHE_HOME", cache)
-        .env("XDG_STATE_HOME", cache)
-        .env("XDG_CONFIG_HOME", cache)
-        .output()
-        .expect("running provetop")
-}
+mod common;
+use common::provetop;
 
 fn json(out: &Output) -> serde_json::Value {
     assert!(

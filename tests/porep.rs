@@ -2,18 +2,10 @@
 //! filecoin-proofs, its partitions proved by the engine, every proof checked by our verifier
 //! and by filecoin-proofs' `verify_seal`; then the C1 layouts and the early errors.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn provetop(cache: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_provetop"))
-        .args(args)
-        .env("XDG_CACHE_HOME", cache)
-        .env("XDG_STATE_HOME", cache)
-        .env("XDG_CONFIG_HOME", cache)
-        .output()
-        .expect("running provetop")
-}
+mod common;
+use common::provetop;
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -13,15 +13,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn provetop(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_provetop"))
-        .args(args)
-        .env("XDG_CACHE_HOME", home)
-        .env("XDG_STATE_HOME", home)
-        .env("XDG_CONFIG_HOME", home)
-        .output()
-        .expect("running provetop")
-}
+mod common;
+use common::provetop;
 
 fn ok_json(out: &Output) -> Value {
     assert!(
