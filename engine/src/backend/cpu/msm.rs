@@ -46,9 +46,11 @@ impl MsmCurve for G2Projective {
     }
 }
 
-/// Points per parallel piece: small enough to balance, large enough for Pippenger to pay.
+/// Points per parallel piece: one piece a thread (each piece pays its own bucket sums, so
+/// fewer, larger pieces win: msm_h at 2^20 on two threads 4.51 -> 4.27 s against two a
+/// thread), and never so small that Pippenger stops paying.
 fn piece(n: usize) -> usize {
-    n.div_ceil(rayon::current_num_threads() * 2).max(1 << 12)
+    n.div_ceil(rayon::current_num_threads()).max(1 << 12)
 }
 
 /// One parallel piece of an MSM: the scalar-one bases, the other bases with their encoded
