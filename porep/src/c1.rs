@@ -8,6 +8,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use base64::Engine as _;
+use provetop_engine::circuit::shape::hex;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -210,10 +211,6 @@ fn bytes32(m: &Map<String, Value>, key: &str) -> Result<[u8; 32]> {
     bytes
         .try_into()
         .map_err(|b: Vec<u8>| anyhow!("{key} has {} bytes, not 32", b.len()))
-}
-
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// A prover id: 64 hex digits, or a miner's ID address (`f01000`, `t01000`), which Filecoin

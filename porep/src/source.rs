@@ -15,9 +15,10 @@ use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
-use crate::c1::{hex, parse_prover_id, C1};
+use crate::c1::{parse_prover_id, C1};
 use crate::sector::SectorSize;
 use crate::{filecoin, seal};
+use provetop_engine::circuit::shape::hex;
 
 /// Runs `$f::<Tree>($args)` with the merkle tree type of a sector size.
 macro_rules! with_tree {

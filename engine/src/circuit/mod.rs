@@ -102,14 +102,6 @@ impl Workload {
         }
     }
 
-    /// Partitions a job of this workload must have, where the circuit fixes them.
-    pub fn fixed_partitions(&self) -> Result<Option<u32>> {
-        match self {
-            Workload::External { circuit } => Ok(Some(external::get(circuit)?.partitions())),
-            _ => Ok(None),
-        }
-    }
-
     /// The circuit of one partition of a built-in workload; `seed` picks its witness, never
     /// its shape. An external workload has no circuit of this type: an error.
     pub fn circuit(&self, seed: u64) -> Result<AnyCircuit> {
