@@ -8,6 +8,7 @@
 #   scripts/telemetry-overhead.sh                      # cpu backend, synthetic 2^16
 #   ROUNDS=12 PROOFS=6 scripts/telemetry-overhead.sh
 #   BACKEND=cuda LOG2=24 PROOFS=8 scripts/telemetry-overhead.sh   # on a GPU machine
+#   BIN=path/to/provetop PARAMS_CACHE=dir scripts/telemetry-overhead.sh  # a binary built elsewhere
 #
 # Prints a markdown report on stdout (progress on stderr); raw runs go to $OUT/runs.tsv.
 set -euo pipefail
@@ -23,11 +24,13 @@ PARAMS="${PARAMS_CACHE:-${CARGO_TARGET_DIR:-target}/telemetry-overhead-params}"
 EXTRA=(${EXTRA_ARGS:-})
 
 mkdir -p "$OUT" "$PARAMS"
-echo "== building the release binary" >&2
-cargo build --release --quiet 2>&1 | grep -v "^warning: provetop@" >&2 || true
-# A copy: a build in the same target directory during the runs must not swap the binary.
-cp "${CARGO_TARGET_DIR:-target}/release/provetop" "$OUT/provetop"
-BIN="$OUT/provetop"
+if [ -z "${BIN:-}" ]; then
+  echo "== building the release binary" >&2
+  cargo build --release --quiet 2>&1 | grep -v "^warning: provetop@" >&2 || true
+  # A copy: a build in the same target directory during the runs must not swap the binary.
+  cp "${CARGO_TARGET_DIR:-target}/release/provetop" "$OUT/provetop"
+  BIN="$OUT/provetop"
+fi
 
 bench() { # telemetry on|off, output file
   "$BIN" bench --backend "$BACKEND" --workload synthetic --log2-constraints "$LOG2" \

@@ -79,13 +79,23 @@ pub struct DeviceReport {
     pub timeline: TimelineCheck,
 }
 
-/// NVML over the run: time-weighted means and integrated byte rates.
+/// NVML against the engine over one window: the span of NVML's utilisation samples inside
+/// the run, so both sides count the same seconds. NVML's samples each describe the interval
+/// that ends at their timestamp; the engine's figures are clipped to the same window.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct NvmlSummary {
-    /// Mean utilisation (0..1): comparable to `busy_ratio`.
+    pub window_seconds: f64,
+    /// Mean utilisation (0..1) over the window.
     pub util_mean: f64,
     pub samples: usize,
-    /// PCIe bytes by NVML's throughput counters, integrated over the run (TX leaves the GPU).
+    /// The engine's merged compute spans over the window: comparable to `util_mean`.
+    pub engine_busy_ratio: f64,
+    /// Compute and copy spans merged: what NVML would report if copies counted as busy.
+    pub engine_active_ratio: f64,
+    /// The engine's copy accounting over the window, by direction.
+    pub engine_h2d_bytes: f64,
+    pub engine_d2h_bytes: f64,
+    /// PCIe bytes by NVML's throughput counters over the window (TX leaves the GPU).
     pub pcie_tx_bytes: f64,
     pub pcie_rx_bytes: f64,
     /// The same from Hopper's GPM metrics, where the driver allows.
@@ -116,48 +126,72 @@ pub struct TimelineCheck {
     pub copies_on_compute_lane: usize,
 }
 
-/// A sampled series over the run: time-weighted integral, first and last values.
+/// A sampled series over the run. Rates and utilisations describe the interval that ends at
+/// their sample (NVML reports over its past window); counters are cumulative.
 #[derive(Clone, Debug, Default)]
 struct Series {
-    first: Option<(Nanos, f64)>,
-    last: Option<(Nanos, f64)>,
-    integral: f64,
-    max: f64,
-    n: usize,
+    points: Vec<(Nanos, f64)>,
 }
 
 impl Series {
     fn add(&mut self, t: Nanos, v: f64) {
-        if let Some((lt, lv)) = self.last {
-            if t > lt {
-                // The value holds from one sample to the next.
-                self.integral += lv * (t - lt) as f64 / 1e9;
-            }
-        }
-        self.first.get_or_insert((t, v));
-        self.last = Some((t, v));
-        self.max = if self.n == 0 { v } else { self.max.max(v) };
-        self.n += 1;
-    }
-
-    fn span_seconds(&self) -> f64 {
-        match (self.first, self.last) {
-            (Some(a), Some(b)) => (b.0 - a.0) as f64 / 1e9,
-            _ => 0.0,
+        // Samplers publish in time order; a late one is dropped rather than reordering.
+        if self.points.last().is_none_or(|&(lt, _)| t >= lt) {
+            self.points.push((t, v));
         }
     }
 
-    fn mean(&self) -> f64 {
-        let s = self.span_seconds();
-        if s > 0.0 {
-            self.integral / s
+    fn first_t(&self) -> Option<Nanos> {
+        self.points.first().map(|p| p.0)
+    }
+
+    fn last_t(&self) -> Option<Nanos> {
+        self.points.last().map(|p| p.0)
+    }
+
+    /// ∫ value dt over [a, b] in seconds, each value holding over the interval before its
+    /// sample.
+    fn integral(&self, a: Nanos, b: Nanos) -> f64 {
+        self.points
+            .windows(2)
+            .map(|w| {
+                let (lo, hi) = (w[0].0.max(a), w[1].0.min(b));
+                if hi > lo {
+                    w[1].1 * (hi - lo) as f64 / 1e9
+                } else {
+                    0.0
+                }
+            })
+            .sum()
+    }
+
+    fn mean(&self, a: Nanos, b: Nanos) -> f64 {
+        if b > a {
+            self.integral(a, b) / ((b - a) as f64 / 1e9)
         } else {
-            self.last.map_or(0.0, |l| l.1)
+            self.points.last().map_or(0.0, |p| p.1)
         }
     }
 
+    fn max(&self) -> f64 {
+        self.points.iter().map(|p| p.1).fold(0.0, f64::max)
+    }
+
+    /// A cumulative counter at `t`, linear between samples, held outside them.
+    fn at(&self, t: Nanos) -> f64 {
+        let i = self.points.partition_point(|p| p.0 <= t);
+        match (i.checked_sub(1).map(|j| self.points[j]), self.points.get(i)) {
+            (Some((t0, v0)), Some(&(t1, v1))) => {
+                v0 + (v1 - v0) * (t - t0) as f64 / (t1 - t0).max(1) as f64
+            }
+            (Some((_, v)), None) | (None, Some(&(_, v))) => v,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// The counter's increase over the whole series.
     fn delta(&self) -> f64 {
-        match (self.first, self.last) {
+        match (self.points.first(), self.points.last()) {
             (Some(a), Some(b)) => b.1 - a.1,
             _ => 0.0,
         }
@@ -188,6 +222,8 @@ pub struct ReportBuilder {
     compute: BTreeMap<String, Vec<(Nanos, Nanos)>>,
     copies_on_compute: BTreeMap<String, usize>,
     span_bytes: BTreeMap<String, (u64, u64)>,
+    /// Per device: spans on its copy lanes, for the busy-or-copying fraction.
+    copies: BTreeMap<String, Vec<(Nanos, Nanos)>>,
 }
 
 /// Sampled metrics a device summary uses.
@@ -229,8 +265,18 @@ impl ReportBuilder {
                     *self.copies_on_compute.entry(device.clone()).or_default() += 1;
                 }
             }
-            Lane::H2d { device } => self.span_bytes.entry(device.clone()).or_default().0 += s.bytes,
-            Lane::D2h { device } => self.span_bytes.entry(device.clone()).or_default().1 += s.bytes,
+            Lane::H2d { device } | Lane::D2h { device } => {
+                let bytes = self.span_bytes.entry(device.clone()).or_default();
+                if matches!(s.lane, Lane::H2d { .. }) {
+                    bytes.0 += s.bytes;
+                } else {
+                    bytes.1 += s.bytes;
+                }
+                self.copies
+                    .entry(device.clone())
+                    .or_default()
+                    .push((s.start, s.end));
+            }
             _ => {}
         }
     }
@@ -248,19 +294,33 @@ impl ReportBuilder {
             .add(s.t, s.value);
     }
 
-    fn nvml_summary(&self, device: &str) -> Option<NvmlSummary> {
+    /// NVML and the engine over the part of [from, to] that NVML's utilisation samples cover.
+    fn nvml_summary(&self, device: &str, from: Nanos, to: Nanos) -> Option<NvmlSummary> {
         let get = |m: &'static str| self.series.get(&(m, device.to_string()));
         let util = get(metrics::GPU_UTIL)?;
-        let bytes = |m| get(m).map(|s: &Series| s.integral);
+        let (a, b) = (util.first_t()?.max(from), util.last_t()?.min(to).max(from));
+        let bytes = |m| get(m).map(|s: &Series| s.integral(a, b));
+        let counted = |m| get(m).map_or(0.0, |s: &Series| s.at(b) - s.at(a));
+        let compute = self.compute.get(device).cloned().unwrap_or_default();
+        let mut active = compute.clone();
+        active.extend(self.copies.get(device).into_iter().flatten());
+        let ratio = |spans: &[(Nanos, Nanos)]| {
+            merged_length(spans, a, b) as f64 / b.saturating_sub(a).max(1) as f64
+        };
         Some(NvmlSummary {
-            util_mean: util.mean(),
-            samples: util.n,
+            window_seconds: b.saturating_sub(a) as f64 / 1e9,
+            util_mean: util.mean(a, b),
+            samples: util.points.len(),
+            engine_busy_ratio: ratio(&compute),
+            engine_active_ratio: ratio(&active),
+            engine_h2d_bytes: counted(metrics::PCIE_H2D_TOTAL),
+            engine_d2h_bytes: counted(metrics::PCIE_D2H_TOTAL),
             pcie_tx_bytes: bytes(metrics::NVML_PCIE_TX).unwrap_or(0.0),
             pcie_rx_bytes: bytes(metrics::NVML_PCIE_RX).unwrap_or(0.0),
             gpm_pcie_tx_bytes: bytes(metrics::NVML_GPM_PCIE_TX),
             gpm_pcie_rx_bytes: bytes(metrics::NVML_GPM_PCIE_RX),
-            power_mean_watts: get(metrics::GPU_POWER).map_or(0.0, Series::mean),
-            memory_used_max_bytes: get(metrics::VRAM_RESERVED).map_or(0.0, |s| s.max),
+            power_mean_watts: get(metrics::GPU_POWER).map_or(0.0, |s| s.mean(a, b)),
+            memory_used_max_bytes: get(metrics::VRAM_RESERVED).map_or(0.0, Series::max),
         })
     }
 
@@ -372,7 +432,7 @@ impl ReportBuilder {
                 idle_seconds: g.idle as f64 / 1e9,
                 partitions: self.proofs.iter().filter(|p| p.device == g.device).count(),
                 gaps: g.seconds_by_cause(),
-                nvml: self.nvml_summary(&g.device),
+                nvml: self.nvml_summary(&g.device, from, to),
                 pcie: self.pcie_summary(&g.device),
                 timeline: self.timeline(&g.device),
                 id: g.device,
@@ -463,7 +523,7 @@ mod tests {
     }
 
     #[test]
-    fn nvml_and_pcie_summaries_integrate_samples() {
+    fn nvml_and_engine_figures_share_one_window() {
         let mut r = ReportBuilder::default();
         let s = |metric: &str, t: Nanos, value: f64| Sample {
             t,
@@ -471,21 +531,45 @@ mod tests {
             device: Some("gpu0".into()),
             value,
         };
+        const S: Nanos = 1_000_000_000;
+        // Each NVML value describes the second before it: busy 100 %, then 50 %, then idle.
         for (t, util, rate) in [
-            (0, 1.0, 100.0),
-            (1_000_000_000, 0.5, 300.0),
-            (2_000_000_000, 0.0, 0.0),
+            (0, 0.2, 0.0),
+            (S, 1.0, 100.0),
+            (2 * S, 0.5, 300.0),
+            (3 * S, 0.0, 0.0),
         ] {
             r.add_sample(&s(metrics::GPU_UTIL, t, util));
             r.add_sample(&s(metrics::NVML_PCIE_RX, t, rate));
         }
-        r.add_sample(&s(metrics::PCIE_H2D_TOTAL, 0, 1000.0));
-        r.add_sample(&s(metrics::PCIE_H2D_TOTAL, 2_000_000_000, 1400.0));
-        let n = r.nvml_summary("gpu0").unwrap();
-        assert_eq!((n.util_mean, n.pcie_rx_bytes, n.samples), (0.75, 400.0, 3));
+        // The engine's counter, sampled at other times: 100 bytes a second from 0.5 s.
+        for (t, total) in [(S / 2, 0.0), (3 * S / 2, 100.0), (7 * S / 2, 300.0)] {
+            r.add_sample(&s(metrics::PCIE_H2D_TOTAL, t, total));
+        }
+        let span = |lane, start, end| Span {
+            lane,
+            stage: Stage::MsmH,
+            start,
+            end,
+            job: None,
+            partition: None,
+            bytes: 0,
+        };
+        let dev = || "gpu0".to_string();
+        r.add_span(&span(Lane::Compute { device: dev() }, 0, 3 * S / 2));
+        r.add_span(&span(Lane::H2d { device: dev() }, 3 * S / 2, 2 * S));
+        // The run's window [0.5 s, 10 s] clips NVML's [0, 3 s] to [0.5 s, 3 s].
+        let n = r.nvml_summary("gpu0", S / 2, 10 * S).unwrap();
+        assert_eq!(n.window_seconds, 2.5);
+        assert_eq!(n.util_mean, (0.5 * 1.0 + 0.5) / 2.5);
+        assert_eq!(n.pcie_rx_bytes, 50.0 + 300.0);
+        assert_eq!(n.engine_busy_ratio, 1.0 / 2.5);
+        assert_eq!(n.engine_active_ratio, 1.5 / 2.5);
+        assert_eq!(n.engine_h2d_bytes, 250.0);
+        assert_eq!(n.samples, 4);
         let p = r.pcie_summary("gpu0").unwrap();
-        assert_eq!((p.h2d_bytes, p.d2h_bytes), (400.0, 0.0));
-        assert!(r.nvml_summary("cpu0").is_none() && r.pcie_summary("cpu0").is_none());
+        assert_eq!((p.h2d_bytes, p.d2h_bytes), (300.0, 0.0));
+        assert!(r.nvml_summary("cpu0", 0, S).is_none() && r.pcie_summary("cpu0").is_none());
     }
 
     #[test]

@@ -5,10 +5,11 @@
 //! Devices are named `gpu<N>` by NVML index, which is the CUDA ordinal when
 //! `CUDA_DEVICE_ORDER=PCI_BUS_ID`.
 
-use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor};
+use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, Sampling, TemperatureSensor};
+use nvml_wrapper::enums::device::SampleValue;
 use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::{Device, GpmSample, Nvml};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::Ctx;
 use crate::telemetry::metrics;
@@ -41,6 +42,9 @@ struct Gpu<'n> {
     dev: Device<'n>,
     gpm: Option<GpmSample<'n>>,
     gpm_ok: bool,
+    /// The newest utilisation sample taken from the driver's buffer (µs, wall clock); `None`
+    /// once the driver refuses `nvmlDeviceGetSamples` (then point reads instead).
+    util_seen: Option<u64>,
 }
 
 pub(super) fn run(ctx: &Ctx, wanted: &[u32]) {
@@ -66,6 +70,7 @@ pub(super) fn run(ctx: &Ctx, wanted: &[u32]) {
                 gpm_ok: matches!(dev.gpm_support(), Ok(true)),
                 dev,
                 gpm: None,
+                util_seen: Some(0),
             }),
             Err(e) => {
                 tracing::warn!("NVML: gpu{i}: {e}");
@@ -79,22 +84,75 @@ pub(super) fn run(ctx: &Ctx, wanted: &[u32]) {
     }
     let mut last_gpm = Instant::now() - GPM_PERIOD;
     loop {
-        for g in &gpus {
+        for g in &mut gpus {
             sample(ctx, g);
         }
-        if last_gpm.elapsed() >= GPM_PERIOD {
+        let stopping = !ctx.sleep(PERIOD);
+        // On stop, one more of everything: NVML's windows then cover the run to its end.
+        if stopping || last_gpm.elapsed() >= GPM_PERIOD {
             last_gpm = Instant::now();
             for g in &mut gpus {
                 sample_gpm(ctx, &nvml, g);
             }
         }
-        if !ctx.sleep(PERIOD) {
+        if stopping {
+            for g in &mut gpus {
+                sample(ctx, g);
+            }
             return;
         }
     }
 }
 
-fn sample(ctx: &Ctx, g: &Gpu) {
+/// Every utilisation sample the driver took since the last call, each at its own time: the
+/// driver averages over short windows (about 1/6 s), and reading one value every 500 ms
+/// would see only some of them.
+fn utilisation_samples(ctx: &Ctx, g: &mut Gpu) -> bool {
+    let Some(seen) = g.util_seen else {
+        return false;
+    };
+    let samples = match g.dev.samples(Sampling::GpuUtilization, seen) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::info!(
+                "NVML on {}: no utilisation samples ({e}); point reads instead",
+                g.id
+            );
+            g.util_seen = None;
+            return false;
+        }
+    };
+    // Session time of a wall-clock timestamp in µs.
+    let wall_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i128);
+    let offset_ns = wall_us * 1000 - ctx.now() as i128;
+    let mut newest = seen;
+    for s in samples {
+        let t = s.timestamp as i128 * 1000 - offset_ns;
+        if s.timestamp <= seen || t < 0 {
+            continue;
+        }
+        newest = newest.max(s.timestamp);
+        let v = match s.value {
+            SampleValue::U32(v) => v as f64,
+            SampleValue::U64(v) => v as f64,
+            SampleValue::I64(v) => v as f64,
+            SampleValue::F64(v) => v,
+        };
+        ctx.emit_at(
+            t as super::super::Nanos,
+            metrics::GPU_UTIL,
+            Some(&g.id),
+            v / 100.0,
+        );
+    }
+    g.util_seen = Some(newest);
+    true
+}
+
+fn sample(ctx: &Ctx, g: &mut Gpu) {
+    let from_samples = utilisation_samples(ctx, g);
     let dev = Some(g.id.as_str());
     let t = ctx.now();
     let d = &g.dev;
@@ -103,7 +161,9 @@ fn sample(ctx: &Ctx, g: &Gpu) {
         ctx.emit_at(t, metrics::VRAM_TOTAL, dev, m.total as f64);
     }
     if let Ok(u) = d.utilization_rates() {
-        ctx.emit_at(t, metrics::GPU_UTIL, dev, u.gpu as f64 / 100.0);
+        if !from_samples {
+            ctx.emit_at(t, metrics::GPU_UTIL, dev, u.gpu as f64 / 100.0);
+        }
         ctx.emit_at(t, metrics::GPU_MEM_UTIL, dev, u.memory as f64 / 100.0);
     }
     if let Ok(mhz) = d.clock_info(Clock::SM) {

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Several GPU measurements in one device call, tables last. STEPS names the parts, in order:
+#   probe     scripts/nvml-probe.py: what NVML's utilisation and PCIe counters measure
+#   alloc     scripts/h200-alloc.sh: system allocator vs jemalloc keeping vs purging pages
+#   record    scripts/record-h200.sh: the example recording (its .ptrec comes back)
+#   truth     scripts/telemetry-h200.sh at 2^$TRUTH (default 22), no overhead rounds
+#   overhead  telemetry on/off interleaved at 2^$OVERHEAD (default 24), $OVERHEAD_ROUNDS rounds
+#   k24       scripts/h200.sh SIZES=24 LOCKS=24: 2^24 busy fraction and the strategy table
+#   porep     `bench --workload porep --sector-size 512MiB` on the cuda backend
+# Each part runs under its own time limit (LIMIT_<part> seconds) so one slow part cannot cost
+# the others their results. Parameters are cached once for all parts. $OUT gets summary.md,
+# logs.tar.gz and any recording (the device returns 8 files).
+#
+#   STEPS="probe alloc record truth" scripts/h200-call.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.carry/provetop}
+OUT=${OUT:-/tmp/provetop-call}
+WORK=${WORK:-/tmp/provetop-call-work}
+mkdir -p "$OUT" "$WORK"
+export XDG_CACHE_HOME=/tmp/provetop-cache XDG_STATE_HOME="$WORK/state"
+SUMMARY="$WORK/summary.md"
+: >"$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY" >&2; }
+
+{
+  echo "# Device call $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo
+  echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader | head -1)"
+  echo "- host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
+  echo "- binary: $BIN ($(git rev-parse --short HEAD 2>/dev/null || echo unknown)); steps: ${STEPS:-}"
+  echo
+} >>"$SUMMARY"
+"$BIN" devices >"$WORK/devices.txt" 2>&1
+
+part() { # name, command...: runs under LIMIT_<name>, appends its stdout to the summary
+  local name=$1; shift
+  local limit_var="LIMIT_$name" start=$SECONDS
+  say "== $name (limit ${!limit_var:-600} s)"
+  timeout "${!limit_var:-600}" "$@" >"$WORK/$name.md" 2>"$WORK/$name.log"
+  local rc=$?
+  cat "$WORK/$name.md" >>"$SUMMARY"
+  say "== $name: exit $rc after $((SECONDS - start)) s"
+  echo >>"$SUMMARY"
+}
+
+for step in ${STEPS:-}; do
+  case $step in
+    probe) part probe python3 scripts/nvml-probe.py "${PROBE_SECONDS:-3}" ;;
+    alloc) part alloc env BIN="$BIN" OUT="$WORK/alloc-out" WORK="$WORK/alloc" PROOFS="${ALLOC_PROOFS:-10}" \
+      scripts/h200-alloc.sh ;;
+    record)
+      part record env SECONDS_="${RECORD_SECONDS:-150}" LOG2="${RECORD_LOG2:-22}" OUT="$WORK/record" BIN="$BIN" \
+        scripts/record-h200.sh
+      cp "$WORK"/record/*.ptrec "$OUT/" 2>/dev/null ;;
+    truth) part truth env BIN="$BIN" OUT="$WORK/truth" LOG2="${TRUTH:-22}" PROOFS="${TRUTH_PROOFS:-10}" \
+      SKIP_OVERHEAD=1 scripts/telemetry-h200.sh ;;
+    overhead) part overhead env BIN="$BIN" OUT="$WORK/overhead" BACKEND=cuda LOG2="${OVERHEAD:-24}" \
+      PROOFS="${OVERHEAD_PROOFS:-4}" ROUNDS="${OVERHEAD_ROUNDS:-3}" PARAMS_CACHE="$XDG_CACHE_HOME/provetop/params" \
+      scripts/telemetry-overhead.sh ;;
+    k24) part k24 env OUT="$WORK/k24" SIZES=24 LOCKS=24 scripts/h200.sh "$BIN" ;;
+    porep) part porep bash -c "'$BIN' bench --backend cuda --workload porep --sector-size 512MiB \
+      --proofs ${POREP_PROOFS:-2} --json >'$WORK/porep.json' 2>'$WORK/porep.stderr'; rc=\$?; \
+      tail -5 '$WORK/porep.stderr'; python3 scripts/bench-table.py '$WORK/porep.json'; exit \$rc" ;;
+    *) say "unknown step $step" ;;
+  esac
+done
+
+cp "$SUMMARY" "$OUT/summary.md"
+tar czf "$OUT/logs.tar.gz" -C "$WORK" --exclude='*.ptrec' --exclude='trace.json' --exclude='*.params' . 2>/dev/null
+cat "$SUMMARY"
