@@ -223,7 +223,28 @@ pub struct ReportBuilder {
     copies_on_compute: BTreeMap<String, usize>,
     span_bytes: BTreeMap<String, (u64, u64)>,
     /// Per device: spans on its copy lanes, for the busy-or-copying fraction.
-    copies: BTreeMap<String, Vec<(Nanos, Nanos)>>,
+    copies: BTreeMap<String, Copies>,
+}
+
+/// A device's copy spans: whole uploads and downloads, and the copy engine's pieces of the
+/// uploads where the backend times them.
+#[derive(Default)]
+struct Copies {
+    h2d: Vec<(Nanos, Nanos)>,
+    d2h: Vec<(Nanos, Nanos)>,
+    dma: Vec<(Nanos, Nanos)>,
+}
+
+impl Copies {
+    /// When the copy engines were moving data: the pieces where known, else whole uploads.
+    fn engine_busy(&self) -> impl Iterator<Item = &(Nanos, Nanos)> {
+        let up = if self.dma.is_empty() {
+            &self.h2d
+        } else {
+            &self.dma
+        };
+        up.iter().chain(&self.d2h)
+    }
 }
 
 /// Sampled metrics a device summary uses.
@@ -266,16 +287,20 @@ impl ReportBuilder {
                 }
             }
             Lane::H2d { device } | Lane::D2h { device } => {
+                let copies = self.copies.entry(device.clone()).or_default();
                 let bytes = self.span_bytes.entry(device.clone()).or_default();
-                if matches!(s.lane, Lane::H2d { .. }) {
-                    bytes.0 += s.bytes;
-                } else {
-                    bytes.1 += s.bytes;
+                match (&s.lane, s.stage) {
+                    // Pieces of an upload already counted whole.
+                    (_, Stage::Dma) => copies.dma.push((s.start, s.end)),
+                    (Lane::H2d { .. }, _) => {
+                        bytes.0 += s.bytes;
+                        copies.h2d.push((s.start, s.end));
+                    }
+                    _ => {
+                        bytes.1 += s.bytes;
+                        copies.d2h.push((s.start, s.end));
+                    }
                 }
-                self.copies
-                    .entry(device.clone())
-                    .or_default()
-                    .push((s.start, s.end));
             }
             _ => {}
         }
@@ -303,7 +328,9 @@ impl ReportBuilder {
         let counted = |m| get(m).map_or(0.0, |s: &Series| s.at(b) - s.at(a));
         let compute = self.compute.get(device).cloned().unwrap_or_default();
         let mut active = compute.clone();
-        active.extend(self.copies.get(device).into_iter().flatten());
+        if let Some(c) = self.copies.get(device) {
+            active.extend(c.engine_busy());
+        }
         let ratio = |spans: &[(Nanos, Nanos)]| {
             merged_length(spans, a, b) as f64 / b.saturating_sub(a).max(1) as f64
         };
@@ -557,7 +584,11 @@ mod tests {
         };
         let dev = || "gpu0".to_string();
         r.add_span(&span(Lane::Compute { device: dev() }, 0, 3 * S / 2));
-        r.add_span(&span(Lane::H2d { device: dev() }, 3 * S / 2, 2 * S));
+        r.add_span(&span(Lane::H2d { device: dev() }, 3 * S / 2, 3 * S));
+        // The copy engine moved data for half a second of that upload; the rest was staging.
+        let mut piece = span(Lane::H2d { device: dev() }, 3 * S / 2, 2 * S);
+        piece.stage = Stage::Dma;
+        r.add_span(&piece);
         // The run's window [0.5 s, 10 s] clips NVML's [0, 3 s] to [0.5 s, 3 s].
         let n = r.nvml_summary("gpu0", S / 2, 10 * S).unwrap();
         assert_eq!(n.window_seconds, 2.5);

@@ -150,8 +150,9 @@ fn prove(
         if span.end == span.start {
             continue;
         }
-        // The worker's own lane shows what it did, whichever engine did it.
-        if !matches!(span.lane, Lane::Worker { .. }) {
+        // The worker's own lane shows what it did, whichever engine did it (copy pieces are
+        // inside its upload).
+        if !matches!(span.lane, Lane::Worker { .. }) && span.stage != Stage::Dma {
             let mut own = span.clone();
             own.lane = Lane::Worker {
                 device: device.to_string(),

@@ -47,11 +47,15 @@ pub enum Stage {
     CosetNtt,
     #[serde(rename = "pointwise")]
     Pointwise,
+    /// The copy engine moving one staged piece to the device, inside an `h2d` span: what a
+    /// device's utilisation counts as busy, where `h2d` also holds the host's staging copies.
+    #[serde(rename = "dma")]
+    Dma,
 }
 
 impl Stage {
     /// Every kind of span, the proof stages first.
-    pub const ALL: [Stage; 19] = [
+    pub const ALL: [Stage; 20] = [
         Stage::Synthesis,
         Stage::QueueWait,
         Stage::LockWait,
@@ -71,6 +75,7 @@ impl Stage {
         Stage::Intt,
         Stage::CosetNtt,
         Stage::Pointwise,
+        Stage::Dma,
     ];
 
     /// The stages a proof reports, in pipeline order.
@@ -111,6 +116,7 @@ impl Stage {
             Stage::Intt => "intt",
             Stage::CosetNtt => "coset_ntt",
             Stage::Pointwise => "pointwise",
+            Stage::Dma => "dma",
         }
     }
 

@@ -318,19 +318,30 @@ impl CudaExecutor {
             (pb, &input.abc[1]),
             (pc, &input.abc[2]),
         ] {
-            set.staging.upload(&self.gpu, &copy, dst, v)?;
+            set.staging
+                .upload_timed(&self.gpu, &copy, dst, v, &mut tl)?;
             self.gpu
                 .zero_bytes(&copy, dst + (v.len() * FR) as u64, (n - v.len()) * FR)?;
             up_bytes += (v.len() * FR) as u64;
         }
         for (i, sp) in [&l, &a, &b].into_iter().enumerate() {
             if !sp.tail.is_empty() {
-                set.staging
-                    .upload(&self.gpu, &copy, ws.scalars.at(i * msm_n * FR), &sp.tail)?;
+                set.staging.upload_timed(
+                    &self.gpu,
+                    &copy,
+                    ws.scalars.at(i * msm_n * FR),
+                    &sp.tail,
+                    &mut tl,
+                )?;
             }
             if !sp.ones.is_empty() {
-                set.staging
-                    .upload(&self.gpu, &copy, ws.idx.at(i * msm_n * 4), &sp.ones)?;
+                set.staging.upload_timed(
+                    &self.gpu,
+                    &copy,
+                    ws.idx.at(i * msm_n * 4),
+                    &sp.ones,
+                    &mut tl,
+                )?;
             }
             up_bytes += (sp.tail.len() * FR + sp.ones.len() * 4) as u64;
         }
@@ -423,6 +434,15 @@ impl CudaExecutor {
             end: tl.at(up1)?,
             bytes: up_bytes,
         });
+        for &(m0, m1, bytes) in &tl.pieces {
+            steps.0.push(crate::backend::Step {
+                stage: Stage::Dma,
+                engine: Engine::H2d,
+                start: tl.at(m0)?,
+                end: tl.at(m1)?,
+                bytes,
+            });
+        }
         for (stage, m0, m1, bytes) in marks {
             let engine = if stage == Stage::H2d {
                 Engine::H2d

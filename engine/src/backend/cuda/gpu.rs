@@ -227,6 +227,8 @@ pub struct Timeline {
     anchor: CUevent,
     anchor_at: Instant,
     marks: Vec<CUevent>,
+    /// Copy pieces: (mark before, mark after, bytes).
+    pub pieces: Vec<(usize, usize, u64)>,
 }
 
 impl Timeline {
@@ -241,6 +243,7 @@ impl Timeline {
             anchor,
             anchor_at: Instant::now(),
             marks: vec![],
+            pieces: vec![],
         })
     }
 
@@ -341,6 +344,30 @@ impl Staging {
         dst: u64,
         src: &[T],
     ) -> Result<()> {
+        self.upload_pieces(gpu, stream, dst, src, None)
+    }
+
+    /// `upload`, marking each piece's copy on `tl` (`Timeline::pieces`): the time the copy
+    /// engine is busy, without the host copies into the pinned buffers between pieces.
+    pub fn upload_timed<T: Sync>(
+        &mut self,
+        gpu: &Gpu,
+        stream: &CudaStream,
+        dst: u64,
+        src: &[T],
+        tl: &mut Timeline,
+    ) -> Result<()> {
+        self.upload_pieces(gpu, stream, dst, src, Some(tl))
+    }
+
+    fn upload_pieces<T: Sync>(
+        &mut self,
+        gpu: &Gpu,
+        stream: &CudaStream,
+        dst: u64,
+        src: &[T],
+        mut tl: Option<&mut Timeline>,
+    ) -> Result<()> {
         use rayon::prelude::*;
         // SAFETY: a plain-old-data view of blst structs and integers.
         let bytes = unsafe {
@@ -358,6 +385,7 @@ impl Staging {
                 .zip(piece.par_chunks(1 << 20))
                 .for_each(|(d, s)| d.copy_from_slice(s));
             gpu.counters.host_copied(piece.len() as u64);
+            let before = tl.as_deref_mut().map(|t| t.mark(stream)).transpose()?;
             unsafe {
                 sys::cuMemcpyHtoDAsync_v2(
                     dst + (i * STAGE_BYTES) as u64,
@@ -368,6 +396,10 @@ impl Staging {
                 .result()
                 .map_err(cuda)?;
                 result::event::record(*done, stream.cu_stream()).map_err(cuda)?;
+            }
+            if let (Some(t), Some(m0)) = (tl.as_deref_mut(), before) {
+                let m1 = t.mark(stream)?;
+                t.pieces.push((m0, m1, piece.len() as u64));
             }
             gpu.counters.copied(Direction::H2d, piece.len() as u64);
         }
