@@ -170,7 +170,7 @@ for name, f in phases:
     rx = sum(r for _, _, r in pc) / len(pc) * (t1 - t0) if pc else 0.0
     tx = sum(x for _, x, _ in pc) / len(pc) * (t1 - t0) if pc else 0.0
     rows.append(
-        (name, 100 * busy / (t1 - t0), 100 * num / den if den else float("nan"), window * 1e3,
+        (name, 100 * busy / (t1 - t0), num / den if den else float("nan"), window * 1e3,
          sum(pts) / len(pts) if pts else float("nan"), nbytes / 1e9, rx / 1e9, tx / 1e9)
     )
 stop.set()

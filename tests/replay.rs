@@ -126,6 +126,41 @@ fn a_recorded_bench_replays_to_what_the_live_run_reported() {
     }
 }
 
+/// The recording shipped in examples/ (made on an H200) stays readable, with the figures the
+/// README and bench/results quote.
+#[test]
+fn the_shipped_h200_recording_replays() {
+    let home = tempfile::tempdir().unwrap();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/h200-k22-single-to-two-lock.ptrec"
+    );
+    let v = ok_json(&provetop(
+        home.path(),
+        &["replay", file, "--summary", "--json"],
+    ));
+    assert_eq!(v["summary"]["proofs"], 940);
+    assert_eq!(v["summary"]["verified"], 940);
+    let gpu = &v["devices"][0];
+    assert_eq!(gpu["id"], "gpu0");
+    let busy = gpu["busy_ratio"].as_f64().unwrap();
+    assert!((0.34..0.36).contains(&busy), "busy {busy}");
+    // NVML's utilisation against the engine's kernels-or-copies time over the same window.
+    let nvml = &gpu["nvml"];
+    let gap = nvml["util_mean"].as_f64().unwrap() - nvml["engine_active_ratio"].as_f64().unwrap();
+    assert!(gap.abs() < 0.05, "NVML vs engine: {gap}");
+    let changes = v["config_events"].as_array().unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        (&changes[0]["key"], &changes[0]["from"], &changes[0]["to"]),
+        (
+            &Value::from("lock"),
+            &Value::from("single"),
+            &Value::from("two-lock")
+        )
+    );
+}
+
 #[test]
 fn what_is_not_a_replayable_recording_exits_2_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();

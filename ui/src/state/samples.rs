@@ -27,6 +27,18 @@ impl Series {
         self.points.back().map(|p| p.1)
     }
 
+    /// The mean of the points in the `window` that ends at the newest one: utilisation and
+    /// rates arrive several times a second, each over a short interval, and one alone jumps.
+    pub fn recent_mean(&self, window: Nanos) -> Option<f64> {
+        let last = self.points.back()?.0;
+        let from = self.points.partition_point(|p| p.0 + window <= last);
+        let (n, sum) = self
+            .points
+            .range(from)
+            .fold((0usize, 0.0), |(n, s), p| (n + 1, s + p.1));
+        Some(sum / n.max(1) as f64)
+    }
+
     pub fn len(&self) -> usize {
         self.points.len()
     }
@@ -87,6 +99,12 @@ impl Samples {
         self.get(metric, device).and_then(Series::latest)
     }
 
+    /// `Series::recent_mean` over the last second.
+    pub fn last_second(&self, metric: &str, device: Option<&str>) -> Option<f64> {
+        self.get(metric, device)
+            .and_then(|s| s.recent_mean(1_000_000_000))
+    }
+
     /// Series whose metric starts with `prefix`, for `device`: `(suffix, series)`.
     pub fn with_prefix<'a>(
         &'a self,
@@ -132,5 +150,25 @@ mod tests {
         assert_eq!(s.get("m", None).unwrap().at(20), Some(2.0));
         s.evict(100);
         assert_eq!(s.latest("m", None), Some(7.0));
+    }
+
+    #[test]
+    fn recent_mean_smooths_the_last_window() {
+        let mut s = Samples::default();
+        const MS: Nanos = 1_000_000;
+        // Utilisation every 200 ms: 0.9, 0.0, 0.6, 0.1, 0.4, 0.0 (the newest).
+        for (i, v) in [0.9, 0.0, 0.6, 0.1, 0.4, 0.0].into_iter().enumerate() {
+            s.add(&Sample {
+                t: i as Nanos * 200 * MS,
+                metric: "gpu.util".into(),
+                device: Some("gpu0".into()),
+                value: v,
+            });
+        }
+        assert_eq!(s.latest("gpu.util", Some("gpu0")), Some(0.0));
+        // The last second holds the five newest points (200 ms to 1000 ms).
+        let m = s.last_second("gpu.util", Some("gpu0")).unwrap();
+        assert!((m - 0.22).abs() < 1e-12, "{m}");
+        assert_eq!(s.last_second("gpu.util", None), None);
     }
 }

@@ -64,7 +64,10 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui)
         if d.is_gpu() {
             first.push(label("  util ", theme));
             first.push(value(
-                latest(state, m::GPU_UTIL, id).map_or(NA.into(), fmt::pct),
+                state
+                    .samples
+                    .last_second(m::GPU_UTIL, id)
+                    .map_or(NA.into(), fmt::pct),
                 theme,
             ));
             first.push(label("  ", theme));
@@ -83,7 +86,12 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui)
                 (Some(u), None) => fmt::bytes(u),
                 _ => NA.into(),
             };
-            let rate = |k| latest(state, k, id).map_or(NA.into(), fmt::rate);
+            let rate = |k| {
+                state
+                    .samples
+                    .last_second(k, id)
+                    .map_or(NA.into(), fmt::rate)
+            };
             Line::from(vec![
                 label("      VRAM ", theme),
                 value(vram, theme),
