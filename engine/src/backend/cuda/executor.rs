@@ -75,24 +75,39 @@ pub struct CudaExecutor {
 }
 
 /// An MSM whose scalars are split into the scalar-one bases and the rest.
-struct Split {
-    /// The scalars with every 0 and 1 replaced by 0: zeros cost the kernels no additions.
-    tail: Vec<Scalar>,
+struct Split<'a> {
+    /// The scalars; they go up with every 1 replaced by 0 (`zero_ones`), so the tail MSM
+    /// skips them as it skips zeros.
+    tail: &'a [Scalar],
     ones: Vec<u32>,
 }
 
-fn split(scalars: &[Scalar]) -> Split {
-    let tail = scalars
-        .par_iter()
-        .map(|s| if *s == Scalar::ONE { Scalar::ZERO } else { *s })
-        .collect();
+/// Finds the scalar-one positions: a read-only pass. The ones are zeroed while the scalars
+/// are staged for upload, so no second copy of the scalars is ever written.
+fn split(scalars: &[Scalar]) -> Split<'_> {
     let ones = scalars
         .par_iter()
         .enumerate()
         .filter(|(_, s)| **s == Scalar::ONE)
         .map(|(i, _)| i as u32)
         .collect();
-    Split { tail, ones }
+    Split {
+        tail: scalars,
+        ones,
+    }
+}
+
+/// Copies scalars as bytes, writing 0 where the source holds 1 (whole scalars per piece).
+fn zero_ones(dst: &mut [u8], src: &[u8]) {
+    // SAFETY: Scalar is 32 bytes of plain data (blst_fr), its Montgomery form as in memory.
+    let one: [u8; FR] = unsafe { std::mem::transmute(Scalar::ONE) };
+    for (d, s) in dst.chunks_exact_mut(FR).zip(src.chunks_exact(FR)) {
+        if s == one {
+            d.fill(0);
+        } else {
+            d.copy_from_slice(s);
+        }
+    }
 }
 
 /// The device layout of blst's projective point.
@@ -326,11 +341,12 @@ impl CudaExecutor {
         }
         for (i, sp) in [&l, &a, &b].into_iter().enumerate() {
             if !sp.tail.is_empty() {
-                set.staging.upload_timed(
+                set.staging.upload_timed_with(
                     &self.gpu,
                     &copy,
                     ws.scalars.at(i * msm_n * FR),
-                    &sp.tail,
+                    sp.tail,
+                    &zero_ones,
                     &mut tl,
                 )?;
             }
@@ -551,5 +567,37 @@ impl Executor for CudaExecutor {
             });
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_scalars_have_their_ones_zeroed_and_positions_listed() {
+        let s = [
+            Scalar::ZERO,
+            Scalar::ONE,
+            Scalar::from(2u64),
+            -Scalar::ONE,
+            Scalar::ONE,
+        ];
+        let sp = split(&s);
+        assert_eq!(sp.ones, vec![1, 4]);
+        let bytes = |v: &[Scalar]| -> Vec<u8> {
+            // SAFETY: plain 32-byte values, as the staging ring reads them.
+            unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, v.len() * FR) }.to_vec()
+        };
+        let mut staged = vec![0xAAu8; s.len() * FR];
+        zero_ones(&mut staged, &bytes(sp.tail));
+        let want = [
+            Scalar::ZERO,
+            Scalar::ZERO,
+            Scalar::from(2u64),
+            -Scalar::ONE,
+            Scalar::ZERO,
+        ];
+        assert_eq!(staged, bytes(&want));
     }
 }

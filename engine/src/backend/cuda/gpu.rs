@@ -317,6 +317,10 @@ unsafe impl Send for Staging {}
 /// Bytes per pinned buffer.
 const STAGE_BYTES: usize = 64 << 20;
 
+fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+    dst.copy_from_slice(src);
+}
+
 impl Staging {
     pub fn new(gpu: &Arc<Gpu>) -> Result<Staging> {
         gpu.bind()?;
@@ -344,7 +348,7 @@ impl Staging {
         dst: u64,
         src: &[T],
     ) -> Result<()> {
-        self.upload_pieces(gpu, stream, dst, src, None)
+        self.upload_pieces(gpu, stream, dst, src, &copy_bytes, None)
     }
 
     /// `upload`, marking each piece's copy on `tl` (`Timeline::pieces`): the time the copy
@@ -357,7 +361,21 @@ impl Staging {
         src: &[T],
         tl: &mut Timeline,
     ) -> Result<()> {
-        self.upload_pieces(gpu, stream, dst, src, Some(tl))
+        self.upload_pieces(gpu, stream, dst, src, &copy_bytes, Some(tl))
+    }
+
+    /// `upload_timed`, with `fill` writing each staged piece from the source's bytes instead
+    /// of a plain copy (pieces of 1 MiB, so a fill may work in elements of up to that size).
+    pub fn upload_timed_with<T: Sync>(
+        &mut self,
+        gpu: &Gpu,
+        stream: &CudaStream,
+        dst: u64,
+        src: &[T],
+        fill: &(dyn Fn(&mut [u8], &[u8]) + Sync),
+        tl: &mut Timeline,
+    ) -> Result<()> {
+        self.upload_pieces(gpu, stream, dst, src, fill, Some(tl))
     }
 
     fn upload_pieces<T: Sync>(
@@ -366,6 +384,7 @@ impl Staging {
         stream: &CudaStream,
         dst: u64,
         src: &[T],
+        fill: &(dyn Fn(&mut [u8], &[u8]) + Sync),
         mut tl: Option<&mut Timeline>,
     ) -> Result<()> {
         use rayon::prelude::*;
@@ -383,7 +402,7 @@ impl Staging {
             staged
                 .par_chunks_mut(1 << 20)
                 .zip(piece.par_chunks(1 << 20))
-                .for_each(|(d, s)| d.copy_from_slice(s));
+                .for_each(|(d, s)| fill(d, s));
             gpu.counters.host_copied(piece.len() as u64);
             let before = tl.as_deref_mut().map(|t| t.mark(stream)).transpose()?;
             unsafe {
