@@ -111,6 +111,11 @@ struct Structure {
     /// Operands of row j are `ops[start[j]..start[j + 1]]`, in the order of `operands_of`.
     start: Vec<u32>,
     ops: Vec<u32>,
+    /// Which aux variables A and B use, and whether B uses the constant one: structure too,
+    /// so every partition copies them instead of marking them row by row.
+    a_density: Density,
+    b_density: Density,
+    b_one: bool,
 }
 
 /// Operands a row of each kind takes: xor [x, y]; mux [c, p, q]; lin [b₀..b₁₂, y, z];
@@ -175,13 +180,85 @@ impl Structure {
                     .collect()
             })
             .collect();
-        Structure {
+        let mut st = Structure {
             rows,
             salt,
             kinds,
             start,
             ops: pieces.concat(),
+            a_density: Density::default(),
+            b_density: Density::default(),
+            b_one: false,
+        };
+        (st.a_density, st.b_density, st.b_one) = st.densities();
+        st
+    }
+
+    /// The aux variables row j's A and B use with a non-zero coefficient (`mark_a`,
+    /// `mark_b`); true when its B uses the constant one. Must agree with `SyntheticCircuit::row`.
+    fn marks(
+        &self,
+        j: usize,
+        mark_a: &mut impl FnMut(usize),
+        mark_b: &mut impl FnMut(usize),
+    ) -> bool {
+        let o = self.operands(j);
+        match self.kinds[j] {
+            Kind::Input => true,
+            Kind::Src => {
+                mark_a(j);
+                mark_b(j);
+                true
+            }
+            Kind::Xor => {
+                mark_a(o[0] as usize);
+                mark_b(o[1] as usize);
+                false
+            }
+            Kind::Mux => {
+                mark_a(o[0] as usize);
+                // p − q merges to nothing when p = q: no term, no density.
+                if o[1] != o[2] {
+                    mark_b(o[1] as usize);
+                    mark_b(o[2] as usize);
+                }
+                false
+            }
+            Kind::Lin => {
+                for x in &o[..LIN_TERMS as usize] {
+                    mark_a(*x as usize);
+                }
+                mark_b(o[13] as usize);
+                true
+            }
+            Kind::Pack => {
+                for s in o {
+                    mark_a(*s as usize);
+                }
+                true
+            }
         }
+    }
+
+    /// The densities of every row's marks, built in parallel.
+    fn densities(&self) -> (Density, Density, bool) {
+        let n = self.rows;
+        let words = n.div_ceil(64);
+        let atomics = || (0..words).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
+        let (a, b) = (atomics(), atomics());
+        let set = |d: &[AtomicU64], i: usize| {
+            d[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
+        };
+        let b_one = (0..n)
+            .into_par_iter()
+            .map(|j| self.marks(j, &mut |x| set(&a, x), &mut |x| set(&b, x)))
+            .reduce(|| false, |x, y| x || y);
+        let collect = |d: Vec<AtomicU64>| d.into_iter().map(AtomicU64::into_inner).collect();
+        (
+            Density::from_words(collect(a), n),
+            Density::from_words(collect(b), n),
+            b_one,
+        )
     }
 
     /// The structure of size 2^k, built on first use and kept for the process.
@@ -419,60 +496,26 @@ impl SyntheticCircuit {
 
     /// A(z), B(z), C(z) of row j straight from its kind, without building linear
     /// combinations: operands are bit variables, read from `bits`; `w` is the row's own
-    /// variable. `mark_a` / `mark_b` record the aux variables A and B use with a non-zero
-    /// coefficient and `b_one` whether B uses the constant one. Must agree with `row`.
-    fn eval_row(
-        &self,
-        j: usize,
-        w: Scalar,
-        wit: Witness<'_>,
-        mark_a: &mut impl FnMut(usize),
-        mark_b: &mut impl FnMut(usize),
-        b_one: &mut bool,
-    ) -> (Scalar, Scalar, Scalar) {
+    /// variable. Must agree with `row`.
+    fn eval_row(&self, j: usize, w: Scalar, wit: Witness<'_>) -> (Scalar, Scalar, Scalar) {
         let (st, bits, inputs) = (&self.st, wit.bits, wit.inputs);
         let o = st.operands(j);
         let v = |x: u32| bit_scalar(bits[x as usize] == 1);
         match st.kinds[j] {
-            Kind::Input => {
-                *b_one = true;
-                (inputs[j + 1], Scalar::ONE, w)
-            }
-            Kind::Src => {
-                mark_a(j);
-                mark_b(j);
-                *b_one = true;
-                (w, Scalar::ONE - w, Scalar::ZERO)
-            }
-            Kind::Xor => {
-                mark_a(o[0] as usize);
-                mark_b(o[1] as usize);
-                (v(o[0]).double(), v(o[1]), v(o[0]) + v(o[1]) - w)
-            }
-            Kind::Mux => {
-                mark_a(o[0] as usize);
-                // p − q merges to nothing when p = q: no term, no density.
-                if o[1] != o[2] {
-                    mark_b(o[1] as usize);
-                    mark_b(o[2] as usize);
-                }
-                (v(o[0]), v(o[1]) - v(o[2]), w - v(o[2]))
-            }
-            Kind::Lin => {
-                let a = st.lin_sum(j, |x| {
-                    mark_a(x);
-                    bits[x] == 1
-                });
-                mark_b(o[13] as usize);
-                *b_one = true;
-                (a, v(o[13]) + Scalar::ONE, w - v(o[14]))
-            }
+            Kind::Input => (inputs[j + 1], Scalar::ONE, w),
+            Kind::Src => (w, Scalar::ONE - w, Scalar::ZERO),
+            Kind::Xor => (v(o[0]).double(), v(o[1]), v(o[0]) + v(o[1]) - w),
+            Kind::Mux => (v(o[0]), v(o[1]) - v(o[2]), w - v(o[2])),
+            Kind::Lin => (
+                st.lin_sum(j, |x| bits[x] == 1),
+                v(o[13]) + Scalar::ONE,
+                w - v(o[14]),
+            ),
             Kind::Pack => {
-                let a = o.iter().enumerate().fold(0u64, |acc, (t, s)| {
-                    mark_a(*s as usize);
-                    acc + ((bits[*s as usize] as u64) << t)
-                });
-                *b_one = true;
+                let a = o
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |acc, (t, s)| acc + ((bits[*s as usize] as u64) << t));
                 (Scalar::from(a), Scalar::ONE, w)
             }
         }
@@ -489,12 +532,6 @@ impl SyntheticCircuit {
             .into_par_iter()
             .map(|j| self.value(j, &bits))
             .collect();
-        let words = n.div_ceil(64);
-        let atomics = || (0..words).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
-        let (a_dens, b_dens) = (atomics(), atomics());
-        let set = |d: &[AtomicU64], i: usize| {
-            d[i / 64].fetch_or(1 << (i % 64), Ordering::Relaxed);
-        };
         const CHUNK: usize = 1 << 12;
         let wit = Witness {
             bits: &bits,
@@ -503,38 +540,28 @@ impl SyntheticCircuit {
         let mut a = par_filled(Scalar::ZERO, n + inputs.len());
         let mut b = par_filled(Scalar::ZERO, n + inputs.len());
         let mut c = par_filled(Scalar::ZERO, n + inputs.len());
-        let b_one = a[..n]
+        a[..n]
             .par_chunks_mut(CHUNK)
             .zip(b[..n].par_chunks_mut(CHUNK))
             .zip(c[..n].par_chunks_mut(CHUNK))
             .enumerate()
-            .map(|(ci, ((a, b), c))| {
-                let mut one = false;
+            .for_each(|(ci, ((a, b), c))| {
                 for (i, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate()
                 {
                     let j = ci * CHUNK + i;
-                    (*a, *b, *c) = self.eval_row(
-                        j,
-                        aux[j],
-                        wit,
-                        &mut |x| set(&a_dens, x),
-                        &mut |x| set(&b_dens, x),
-                        &mut one,
-                    );
+                    (*a, *b, *c) = self.eval_row(j, aux[j], wit);
                 }
-                one
-            })
-            .reduce(|| false, |x, y| x || y);
+            });
         // The input rows `x * 0 = 0`.
         a[n..].copy_from_slice(&inputs);
-        let collect = |d: Vec<AtomicU64>| d.into_iter().map(AtomicU64::into_inner).collect();
+        let st = &self.st;
         Assignment {
             a,
             b,
             c,
-            a_aux_density: Density::from_words(collect(a_dens), n),
-            b_aux_density: Density::from_words(collect(b_dens), n),
-            b_input_density: Density::from_words(vec![b_one as u64], inputs.len()),
+            a_aux_density: st.a_density.clone(),
+            b_aux_density: st.b_density.clone(),
+            b_input_density: Density::from_words(vec![st.b_one as u64], inputs.len()),
             input: inputs,
             aux,
         }
