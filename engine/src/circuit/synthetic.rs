@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::{par_filled, Assignment, Density, Shape};
+use super::{par_triples, Assignment, Density, Shape};
 
 /// Bumped whenever the mix changes: it is part of the params cache key.
 pub const VERSION: u64 = 2;
@@ -532,28 +532,15 @@ impl SyntheticCircuit {
             .into_par_iter()
             .map(|j| self.value(j, &bits))
             .collect();
-        const CHUNK: usize = 1 << 12;
         let wit = Witness {
             bits: &bits,
             inputs: &inputs,
         };
-        let mut a = par_filled(Scalar::ZERO, n + inputs.len());
-        let mut b = par_filled(Scalar::ZERO, n + inputs.len());
-        let mut c = par_filled(Scalar::ZERO, n + inputs.len());
-        a[..n]
-            .par_chunks_mut(CHUNK)
-            .zip(b[..n].par_chunks_mut(CHUNK))
-            .zip(c[..n].par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(ci, ((a, b), c))| {
-                for (i, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate()
-                {
-                    let j = ci * CHUNK + i;
-                    (*a, *b, *c) = self.eval_row(j, aux[j], wit);
-                }
-            });
-        // The input rows `x * 0 = 0`.
-        a[n..].copy_from_slice(&inputs);
+        let (a, b, c) = par_triples(n + inputs.len(), |j| match j.checked_sub(n) {
+            None => self.eval_row(j, aux[j], wit),
+            // The input rows `x * 0 = 0`.
+            Some(i) => (inputs[i], Scalar::ZERO, Scalar::ZERO),
+        });
         let st = &self.st;
         Assignment {
             a,
