@@ -151,6 +151,19 @@ impl<'a> RegionInput<'a> {
     }
 }
 
+/// An executor error that condemns the device rather than the partition (a driver error):
+/// the pipeline retires the device and proves its partitions on the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceFault(pub String);
+
+impl std::fmt::Display for DeviceFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "device fault: {}", self.0)
+    }
+}
+
+impl std::error::Error for DeviceFault {}
+
 /// The gate an executor passes through: `memory` before it allocates or stages device memory,
 /// `compute` before its first kernel. The lock strategy behind it decides who waits; waits
 /// are recorded as `lock_wait` steps.

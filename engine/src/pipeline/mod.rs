@@ -103,6 +103,18 @@ impl EngineHandle {
         bus: Bus,
         clock: Clock,
     ) -> Result<Self> {
+        Self::start_with_executors(config, store, bus, clock, vec![])
+    }
+
+    /// `start`, with `extra` devices beside the backend's own (an embedder's executors; the
+    /// tests inject device faults through one).
+    pub fn start_with_executors(
+        config: EngineConfig,
+        store: Arc<ParamsStore>,
+        bus: Bus,
+        clock: Clock,
+        extra: Vec<Arc<dyn crate::backend::Executor>>,
+    ) -> Result<Self> {
         let (backend, why) = crate::backend::resolve(config.backend);
         if let Some(why) = why {
             tracing::info!("backend auto: the cpu backend, because {why}");
@@ -115,6 +127,9 @@ impl EngineHandle {
             for exec in crate::backend::cuda::executors(&config_devices)? {
                 state.add_device(exec);
             }
+        }
+        for exec in extra {
+            state.add_device(exec);
         }
         let shared = Arc::new(Shared {
             state: Mutex::new(state),

@@ -117,7 +117,7 @@ fn sync_cpu_devices(st: &mut State, want: usize) -> anyhow::Result<()> {
     for i in 0..want.max(st.devices.len()) {
         let name = format!("cpu{i}");
         match st.devices.iter_mut().find(|d| d.exec.device() == name) {
-            Some(d) => d.retiring = i >= want,
+            Some(d) => d.retiring = i >= want || d.failed.is_some(),
             None if i < want => st.add_device(Arc::new(CpuExecutor::new(i, threads)?)),
             None => {}
         }

@@ -54,6 +54,8 @@ pub(crate) struct Device {
     /// Worker slots in use; a worker's slot names its lane.
     pub slots: Vec<bool>,
     pub retiring: bool,
+    /// Why the device was taken out of service (a `DeviceFault`); it never comes back.
+    pub failed: Option<String>,
 }
 
 impl Device {
@@ -137,6 +139,7 @@ impl State {
             target: self.cfg.gpu_workers_per_device,
             slots: vec![],
             retiring: false,
+            failed: None,
         });
     }
 

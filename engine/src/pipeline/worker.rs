@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::finalize;
-use super::state::{Ready, State};
+use super::state::{Ready, State, Ticket};
 use super::Shared;
-use crate::backend::{Engine, RegionInput, RegionOptions, Steps};
+use crate::backend::{DeviceFault, Engine, RegionInput, RegionOptions, Steps};
 use crate::config::Placement;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, Span, Stage};
 
@@ -162,7 +162,54 @@ fn prove(
         }
         shared.bus.publish(Event::Span(span));
     }
+    if let Some(fault) = result
+        .as_ref()
+        .err()
+        .and_then(|e| e.downcast_ref::<DeviceFault>())
+    {
+        if fail_over(shared, device, fault, &ready) {
+            return;
+        }
+    }
     let shared2 = shared.clone();
     let device = device.to_string();
     prover_pool.spawn(move || finalize::finalize(&shared2, device, ready, result));
+}
+
+/// A device fault: the device leaves service for good and the partition goes back to be
+/// synthesised again (synthesis is a function of the job's seed) for the other devices. False
+/// when no other device is in service: then the partition fails with the fault, as on any
+/// error, and the device stays (an engine without devices would hold its jobs forever).
+fn fail_over(shared: &Arc<Shared>, device: &str, fault: &DeviceFault, ready: &Ready) -> bool {
+    let mut st = shared.state.lock();
+    let others = st
+        .devices
+        .iter()
+        .any(|d| d.exec.device() != device && !d.retiring);
+    if !others {
+        return false;
+    }
+    if let Some(d) = st.devices.iter_mut().find(|d| d.exec.device() == device) {
+        if d.failed.is_none() {
+            tracing::error!(
+                "{device}: {fault}; it leaves service and its partitions move to the other devices"
+            );
+            d.failed = Some(fault.0.clone());
+            d.retiring = true;
+        }
+    }
+    let (job, partition) = (ready.ticket.job, ready.ticket.partition);
+    st.proving -= 1;
+    st.host_in_use -= ready.bytes;
+    st.pending.push_front(Ticket { job, partition });
+    drop(st);
+    shared.bus.publish(Event::Job(JobEvent {
+        t: shared.clock.now(),
+        job,
+        partition: Some(partition),
+        state: JobState::Submitted,
+        detail: Some(format!("moved off {device}: {fault}")),
+    }));
+    shared.cv.notify_all();
+    true
 }

@@ -42,8 +42,10 @@ pub struct Gpu {
     pub total_memory: u64,
 }
 
+/// A driver error: the device, not the partition, is at fault (out-of-memory, which a
+/// partition recovers from, is `OutOfMemory` instead).
 fn cuda(e: result::DriverError) -> anyhow::Error {
-    anyhow!("{e}")
+    crate::backend::DeviceFault(e.to_string()).into()
 }
 
 impl Gpu {
