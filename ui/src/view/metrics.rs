@@ -44,9 +44,48 @@ fn busy(state: &State, ui: &Ui, d: &DeviceTimeline) -> f64 {
     d.compute_busy(t0, t1.min(state.now), state.now)
 }
 
-/// Lines the side summary needs: two per device, one for the host, the borders.
+/// Lines the side summary needs: two per device, the rig's total when there are several, one
+/// for the host, the borders.
 pub fn summary_height(state: &State) -> u16 {
-    (state.timelines.devices.len() as u16 * 2 + 1 + 2).max(4)
+    let n = state.timelines.devices.len() as u16;
+    (n * 2 + u16::from(n > 1) + 1 + 2).max(4)
+}
+
+/// The whole rig: mean busy over its devices, VRAM and PCIe summed over its GPUs.
+fn rig_line<'a>(state: &State, ui: &Ui, theme: &Theme) -> Line<'a> {
+    let devices = &state.timelines.devices;
+    let b = devices.iter().map(|d| busy(state, ui, d)).sum::<f64>() / devices.len().max(1) as f64;
+    let gpus: Vec<Option<&str>> = devices
+        .iter()
+        .filter(|d| d.is_gpu())
+        .map(|d| Some(d.id.as_str()))
+        .collect();
+    let sum = |f: &dyn Fn(Option<&str>) -> Option<f64>| -> Option<f64> {
+        let v: Vec<f64> = gpus.iter().filter_map(|id| f(*id)).collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    };
+    // Compact: the side summary is ~56 columns.
+    let mut line = vec![
+        Span::styled(format!("{:<6}", "rig"), Style::default().fg(theme.fg)),
+        label("busy ", theme),
+        value(format!("{:>4}", fmt::pct(b)), theme),
+    ];
+    if !gpus.is_empty() {
+        let used = sum(&|id| latest(state, m::VRAM_USED, id));
+        let total = sum(&|id| latest(state, m::VRAM_TOTAL, id));
+        let h2d = sum(&|id| state.samples.last_second(m::PCIE_H2D, id));
+        line.push(label("  VRAM ", theme));
+        line.push(value(
+            match (used, total) {
+                (Some(u), Some(t)) => fmt::bytes_of(u, t),
+                _ => NA.into(),
+            },
+            theme,
+        ));
+        line.push(label("  ↑", theme));
+        line.push(value(h2d.map_or(NA.into(), fmt::rate), theme));
+    }
+    Line::from(line)
 }
 
 /// The compact form beside the timeline on wide terminals.
@@ -104,6 +143,9 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui)
             Line::from(vec![label(format!("      {}", d.name), theme)])
         };
         lines.push(second);
+    }
+    if state.timelines.devices.len() > 1 {
+        lines.push(rig_line(state, ui, theme));
     }
     lines.push(host_line(state, theme));
     f.render_widget(
