@@ -3,7 +3,8 @@
 
 Pure Python big integers, fixed seed: the files are reproducible. Every file is a
 flat array of little-endian 32-bit words; field elements are in Montgomery form
-(blst layout: Fr = 8 words, Fp = 12 words, G1 affine = x then y, 24 words).
+(blst layout: Fr = 8 words, Fp = 12 words, G1 affine = x then y, 24 words; Fp2 = c0 then
+c1, G2 affine = x then y, 48 words).
 """
 import os
 import random
@@ -37,31 +38,48 @@ def put(out, name, ws):
         f.write(b"".join(w.to_bytes(4, "little") for w in ws))
 
 
-# --- G1 over y^2 = x^3 + 4, affine with None as infinity -------------------
-def g1_add(P, Q):
+# --- Curves y^2 = x^3 + b (a = 0), affine with None as infinity, over a field F with
+# add, sub, mul, inv and the constants zero and three.
+class Fp1:
+    zero, three = 0, 3
+    add = staticmethod(lambda a, b: (a + b) % P_MOD)
+    sub = staticmethod(lambda a, b: (a - b) % P_MOD)
+    mul = staticmethod(lambda a, b: a * b % P_MOD)
+    inv = staticmethod(lambda a: pow(a, -1, P_MOD))
+
+
+def ec_add(P, Q, F):
     if P is None:
         return Q
     if Q is None:
         return P
     (x1, y1), (x2, y2) = P, Q
     if x1 == x2:
-        if (y1 + y2) % P_MOD == 0:
+        if F.add(y1, y2) == F.zero:
             return None
-        lam = 3 * x1 * x1 * pow(2 * y1, -1, P_MOD) % P_MOD
+        lam = F.mul(F.mul(F.three, F.mul(x1, x1)), F.inv(F.add(y1, y1)))
     else:
-        lam = (y2 - y1) * pow(x2 - x1, -1, P_MOD) % P_MOD
-    x3 = (lam * lam - x1 - x2) % P_MOD
-    return (x3, (lam * (x1 - x3) - y1) % P_MOD)
+        lam = F.mul(F.sub(y2, y1), F.inv(F.sub(x2, x1)))
+    x3 = F.sub(F.sub(F.mul(lam, lam), x1), x2)
+    return (x3, F.sub(F.mul(lam, F.sub(x1, x3)), y1))
 
 
-def g1_mul(k, P):
+def ec_mul(k, P, F):
     acc = None
     while k:
         if k & 1:
-            acc = g1_add(acc, P)
-        P = g1_add(P, P)
+            acc = ec_add(acc, P, F)
+        P = ec_add(P, P, F)
         k >>= 1
     return acc
+
+
+def g1_add(P, Q):
+    return ec_add(P, Q, Fp1)
+
+
+def g1_mul(k, P):
+    return ec_mul(k, P, Fp1)
 
 
 def g1_words(P):
@@ -71,6 +89,47 @@ def g1_words(P):
 
 
 # --- NTT over Fr, natural order -----------------------------------------------
+# --- G2 over y^2 = x^3 + 4(1 + u), Fp2 = Fp[u]/(u^2 + 1) as pairs -----------
+G2X = (0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
+       0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E)
+G2Y = (0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
+       0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE)
+
+
+def f2_add(a, b):
+    return ((a[0] + b[0]) % P_MOD, (a[1] + b[1]) % P_MOD)
+
+
+def f2_mul(a, b):
+    return ((a[0] * b[0] - a[1] * b[1]) % P_MOD, (a[0] * b[1] + a[1] * b[0]) % P_MOD)
+
+
+class Fp2:
+    zero, three = (0, 0), (3, 0)
+    add = staticmethod(f2_add)
+    sub = staticmethod(lambda a, b: ((a[0] - b[0]) % P_MOD, (a[1] - b[1]) % P_MOD))
+    mul = staticmethod(f2_mul)
+
+    @staticmethod
+    def inv(a):
+        n = pow((a[0] * a[0] + a[1] * a[1]) % P_MOD, -1, P_MOD)
+        return (a[0] * n % P_MOD, -a[1] * n % P_MOD)
+
+
+def g2_add(P, Q):
+    return ec_add(P, Q, Fp2)
+
+
+def g2_mul(k, P):
+    return ec_mul(k, P, Fp2)
+
+
+def g2_words(P):
+    if P is None:
+        return [0] * 48
+    return [w for c in (P[0][0], P[0][1], P[1][0], P[1][1]) for w in words(fp_m(c), FP_W)]
+
+
 def ntt(x, w):
     n = len(x)
     if n == 1:
@@ -174,6 +233,29 @@ def main():
         ws += g1_words(B)
     ws += g1_words(acc)
     put(out, "msm_64.bin", ws)
+    # G2: 48 points (k*G2, an infinity, a repeat and a negation among them), an index list
+    # with repeats, then the sum of all points and the sum over the list:
+    # [n, m, points (48 words each), idx (m words), sum all, sum over idx].
+    G2 = (G2X, G2Y)
+    rhs = f2_add(f2_mul(G2X, f2_mul(G2X, G2X)), (4, 4))
+    assert f2_mul(G2Y, G2Y) == rhs
+    n = 48
+    pts = [g2_mul(rng.randrange(1, R_MOD), G2) for _ in range(n)]
+    pts[7] = None
+    pts[9] = pts[8]
+    pts[11] = (pts[10][0], ((-pts[10][1][0]) % P_MOD, (-pts[10][1][1]) % P_MOD))
+    idx = [i for i in range(n) if i % 3 == 1] + [8, 8, 20]
+    total = None
+    for P in pts:
+        total = g2_add(total, P)
+    sub = None
+    for i in idx:
+        sub = g2_add(sub, pts[i])
+    ws = [n, len(idx)]
+    for P in pts:
+        ws += g2_words(P)
+    ws += idx + g2_words(total) + g2_words(sub)
+    put(out, "g2_sum.bin", ws)
     total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     print(f"wrote vectors to {out} ({total} bytes)")
 

@@ -193,6 +193,57 @@ static bool check_small(const std::string& name, const std::vector<HAff>& pts, c
     return ok;
 }
 
+// G2 sums of affine points (B in G2's scalar-one bases): pt_g2_sum_parts then pt_g2_to_jac,
+// against g2_sum.bin (Python big integers), checked as X == x Z^2 and Y == y Z^3 over Fp2.
+struct HFp2 { Fp c0, c1; };
+struct HAff2 { HFp2 x, y; };
+struct HJac2 { HFp2 x, y, z; };
+
+static HFp2 h2_mul(const HFp2& a, const HFp2& b) {
+    const auto& F = H.fp;
+    const Fp t0 = F.mul(a.c0, b.c0), t1 = F.mul(a.c1, b.c1);
+    return {F.sub(t0, t1), F.sub(F.sub(F.mul(F.add(a.c0, a.c1), F.add(b.c0, b.c1)), t0), t1)};
+}
+static bool h2_eq(const HFp2& a, const HFp2& b) { return H.fp.eq(a.c0, b.c0) && H.fp.eq(a.c1, b.c1); }
+static bool h2_zero(const HFp2& a) { return H.fp.is_zero(a.c0) && H.fp.is_zero(a.c1); }
+
+static bool h2_jac_is(const HJac2& j, const HAff2& a) {
+    const bool inf_a = h2_zero(a.x) && h2_zero(a.y), inf_j = h2_zero(j.z);
+    if (inf_a || inf_j) return inf_a == inf_j;
+    const HFp2 z2 = h2_mul(j.z, j.z), z3 = h2_mul(z2, j.z);
+    return h2_eq(j.x, h2_mul(a.x, z2)) && h2_eq(j.y, h2_mul(a.y, z3));
+}
+
+static void g2_sums() {
+    auto w = load_words(g_opt.vectors + "/g2_sum.bin");
+    const uint32_t n = w[0], m = w[1];
+    const uint32_t* pts = w.data() + 2;
+    const uint32_t* idx = pts + n * 48;
+    HAff2 want_all, want_idx;
+    memcpy(&want_all, idx + m, sizeof(HAff2));
+    memcpy(&want_idx, idx + m + 48, sizeof(HAff2));
+    g2_affine_t* dp = dalloc<g2_affine_t>(n);
+    h2d(dp, (const g2_affine_t*)pts, n);
+    uint32_t* di = dalloc<uint32_t>(m);
+    h2d(di, idx, m);
+    g2_xyzz_t* parts = dalloc<g2_xyzz_t>(1);
+    g2_jac_t* out = dalloc<g2_jac_t>(1);
+    // One part over all points (an infinity, a repeat and a negation among them), then one
+    // over the index list (with repeats).
+    for (int with_idx = 0; with_idx < 2; with_idx++) {
+        const uint32_t count = with_idx ? m : n;
+        PT_LAUNCH(pt_g2_sum_parts, dim3(1), dim3(PT_MSM_ACC_THREADS), 0, (const g2_affine_t*)dp,
+                  (const uint32_t*)(with_idx ? di : nullptr), count, count, 1u, parts);
+        PT_LAUNCH(pt_g2_to_jac, dim3(1), dim3(128), 0, (const g2_xyzz_t*)parts, 1u, out);
+        HJac2 got;
+        d2h((g2_jac_t*)&got, out, 1);
+        report(with_idx ? "G2 sum of 19 indexed affine points (repeats), known answer"
+                        : "G2 sum of 48 affine points (infinity, P + P, P - P), known answer",
+               h2_jac_is(got, with_idx ? want_idx : want_all), "");
+    }
+    cudaFree(dp); cudaFree(di); cudaFree(parts); cudaFree(out);
+}
+
 static void known_answers() {
     auto w = load_words(g_opt.vectors + "/msm_64.bin");
     const uint32_t n = 64;
@@ -350,6 +401,7 @@ static void large(uint32_t lg, bool time_it, const char* target) {
 
 void run_msm_tests() {
     known_answers();
+    g2_sums();
     if (g_opt.msm_large) {
         large(g_opt.msm_large, true, "");
         return;

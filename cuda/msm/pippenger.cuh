@@ -18,7 +18,7 @@
 //   pt_msm_reduce   sums of XYZZ points by groups (twice: runs -> windows).
 //   pt_msm_final    Horner over windows (c doublings each) -> Jacobian.
 #pragma once
-#include "../ec/g1.cuh"
+#include "../ec/curve.cuh"
 #include "config.cuh"
 
 #define PT_MSM_SKIP 0xffffffffu
@@ -352,21 +352,44 @@ extern "C" __global__ void pt_msm_final(const g1_xyzz_t* wins, uint32_t nwin, ui
     pt_store(result, r);
 }
 
-// Sum of a list of affine points (e.g. the bases whose scalar is 1). grid = ceil(parts/128),
-// 128 threads; part p sums points[idx[j]] (or points[j] when idx is null) for
-// j in [p * chunk, min(count, (p + 1) * chunk)). Then pt_msm_reduce(parts, nparts, tmp) and
-// pt_msm_final(tmp, 1, 0, result).
+// Sum of a list of affine points (e.g. the bases whose scalar is 1), in G1 or G2.
+// grid = ceil(parts/128), 128 threads; part p sums points[idx[j]] (or points[j] when idx is
+// null) for j in [p * chunk, min(count, (p + 1) * chunk)). G1: then pt_msm_reduce(parts,
+// nparts, tmp) and pt_msm_final(tmp, 1, 0, result). G2: pt_g2_to_jac(parts, nparts, out) and
+// the host adds the parts.
+template <class F>
+PT_FI void pt_sum_part(const affine_of<F>* points, const uint32_t* idx, uint32_t count,
+                       uint32_t chunk, uint32_t p, xyzz_of<F>* parts)
+{
+    xyzz_of<F> acc = pt_xyzz_inf<F>();
+    const uint32_t j1 = min(count, (p + 1) * chunk);
+    for (uint32_t j = p * chunk; j < j1; j++) {
+        const affine_of<F> a = pt_load(points + (idx ? idx[j] : j));
+        if (!pt_is_inf(a)) pt_madd(acc, a);
+    }
+    pt_store(parts + p, acc);
+}
+
 extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS)
 pt_g1_sum_parts(const g1_affine_t* points, const uint32_t* idx, uint32_t count, uint32_t chunk,
                 uint32_t nparts, g1_xyzz_t* parts)
 {
     const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= nparts) return;
-    g1_xyzz_t acc = pt_xyzz_inf();
-    const uint32_t j1 = min(count, (p + 1) * chunk);
-    for (uint32_t j = p * chunk; j < j1; j++) {
-        const g1_affine_t a = pt_load(points + (idx ? idx[j] : j));
-        if (!pt_is_inf(a)) pt_madd(acc, a);
-    }
-    pt_store(parts + p, acc);
+    if (p < nparts) pt_sum_part(points, idx, count, chunk, p, parts);
+}
+
+extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS)
+pt_g2_sum_parts(const g2_affine_t* points, const uint32_t* idx, uint32_t count, uint32_t chunk,
+                uint32_t nparts, g2_xyzz_t* parts)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p < nparts) pt_sum_part(points, idx, count, chunk, p, parts);
+}
+
+// grid = ceil(n/128), 128 threads: out[i] = parts[i] as blst_p2 (Jacobian over Fp2).
+extern "C" __global__ void __launch_bounds__(128)
+pt_g2_to_jac(const g2_xyzz_t* parts, uint32_t n, g2_jac_t* out)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) pt_store(out + i, pt_to_jac(pt_load(parts + i)));
 }

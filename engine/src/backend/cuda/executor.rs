@@ -5,9 +5,10 @@
 //! runs, proves on the CPU and says so.
 
 use anyhow::Result;
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cudarc::driver::CudaStream;
 use ff::Field;
+use group::Group;
 use parking_lot::{Condvar, Mutex};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -26,6 +27,7 @@ use crate::telemetry::{DeviceInfo, Stage};
 
 const FR: usize = 32;
 const G1: usize = 96;
+const G2: usize = 192;
 
 /// The device copy of a parameter set's G1 queries.
 struct Srs {
@@ -34,6 +36,8 @@ struct Srs {
     l: DevBuf,
     a: DevBuf,
     b_g1: DevBuf,
+    /// The B query in G2, uploaded when B in G2 first runs here (`b_g2_on = gpu`).
+    b_g2: Mutex<Option<Arc<DevBuf>>>,
 }
 
 /// Identifies a parameter set: its delta is fresh randomness of its setup.
@@ -108,6 +112,24 @@ fn zero_ones(dst: &mut [u8], src: &[u8]) {
             d.copy_from_slice(s);
         }
     }
+}
+
+/// blst_p2 (Jacobian over Fp2) as the device writes it.
+fn g2_jacobian(bytes: &[u8]) -> G2Projective {
+    assert_eq!(bytes.len(), msm::G2_JACOBIAN);
+    // SAFETY: G2Projective is repr(transparent) over blst_p2, three Fp2 of 96 bytes.
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const G2Projective) }
+}
+
+/// Σ bases[i]·scalars[i] over the scalars other than 0 and 1 (B's full-width tail), on the CPU.
+fn g2_rest(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
+    let (points, encoded): (Vec<G2Affine>, Vec<_>) = bases
+        .par_iter()
+        .zip(scalars)
+        .filter(|(_, s)| !bool::from(s.is_zero()) && **s != Scalar::ONE)
+        .map(|(p, s)| (*p, crate::curve::scalar_to_bytes(s)))
+        .unzip();
+    crate::curve::g2_pippenger(&points, &encoded)
 }
 
 /// The device layout of blst's projective point.
@@ -198,6 +220,7 @@ impl CudaExecutor {
             l: up(&p.l)?,
             a: up(&p.a)?,
             b_g1: up(&p.b_g1)?,
+            b_g2: Mutex::default(),
         });
         self.gpu.sync(s)?;
         let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
@@ -206,6 +229,27 @@ impl CudaExecutor {
             *slot = Some(srs.clone());
         }
         Ok(srs)
+    }
+
+    /// The B query in G2 on the device, uploaded on first use.
+    fn b_g2_bases(
+        &self,
+        srs: &Srs,
+        staging: &mut Staging,
+        s: &CudaStream,
+        p: &Parameters,
+        budget: Budget,
+    ) -> Result<Arc<DevBuf>> {
+        let mut slot = srs.b_g2.lock();
+        if let Some(b) = slot.as_ref() {
+            return Ok(b.clone());
+        }
+        let buf = self.alloc(p.b_g2.len().max(1) * G2, VramPurpose::Srs, budget)?;
+        staging.upload(&self.gpu, s, buf.ptr, &p.b_g2)?;
+        self.gpu.sync(s)?;
+        let buf = Arc::new(buf);
+        *slot = Some(buf.clone());
+        Ok(buf)
     }
 
     fn workspace(
@@ -317,6 +361,10 @@ impl CudaExecutor {
             o.vram_budget,
             steps,
         )?;
+        let g2_bases = match input.b_g2 {
+            true => Some(self.b_g2_bases(&srs, &mut set.staging, &copy, p, o.vram_budget)?),
+            false => None,
+        };
         let tables = self.tables(&copy, log2)?;
         let ws = set.ws.as_ref().expect("workspace allocated");
         let (pa, pb, pc, scratch) = (
@@ -437,9 +485,37 @@ impl CudaExecutor {
         witness(Stage::MsmL, &mut tl, srs.l.ptr, &l, 0)?;
         witness(Stage::MsmA, &mut tl, srs.a.ptr, &a, 1)?;
         witness(Stage::MsmBG1, &mut tl, srs.b_g1.ptr, &b, 2)?;
+        // B in G2: the scalar-one bases summed here in parts the host adds; the few other
+        // non-zero scalars go to the CPU below.
+        let g2 = match &g2_bases {
+            Some(bases) if !b.ones.is_empty() => {
+                let count = b.ones.len();
+                let scratch = self.alloc(
+                    msm::g2_sum_scratch_bytes(count),
+                    VramPurpose::Buckets,
+                    o.vram_budget,
+                )?;
+                let mut parts = 0;
+                timed(Stage::MsmBG2, &mut tl, &mut || {
+                    let idx = ws.idx.at(2 * msm_n * 4);
+                    parts = msm::g2_sum_enqueue(g, &compute, bases.ptr, idx, count, scratch.ptr)?;
+                    Ok(0)
+                })?;
+                Some((
+                    scratch,
+                    parts,
+                    vec![0u8; msm::g2_sum_parts(count) * msm::G2_JACOBIAN],
+                ))
+            }
+            _ => None,
+        };
         let mut out = vec![0u8; 7 * msm::JACOBIAN];
         let down0 = tl.mark(&compute)?;
         self.gpu.d2h(&compute, &mut out, ws.results.ptr)?;
+        let mut g2 = g2;
+        if let Some((_, at, parts)) = g2.as_mut() {
+            self.gpu.d2h(&compute, parts, *at)?;
+        }
         let down1 = tl.mark(&compute)?;
         self.gpu.sync(&compute)?;
 
@@ -478,7 +554,7 @@ impl CudaExecutor {
             engine: Engine::D2h,
             start: tl.at(down0)?,
             end: tl.at(down1)?,
-            bytes: out.len() as u64,
+            bytes: (out.len() + g2.as_ref().map_or(0, |g| g.2.len())) as u64,
         });
         let pt = |i: usize| jacobian(&out[i * msm::JACOBIAN..(i + 1) * msm::JACOBIAN]);
         let sum = |i: usize| {
@@ -486,12 +562,23 @@ impl CudaExecutor {
             // An all-zero buffer is blst's point at infinity (Z = 0) either way.
             t + o
         };
+        let b_g2 = g2_bases.is_some().then(|| {
+            let ones = g2
+                .as_ref()
+                .map_or(G2Projective::identity(), |(_, _, parts)| {
+                    parts
+                        .par_chunks_exact(msm::G2_JACOBIAN)
+                        .map(g2_jacobian)
+                        .reduce(G2Projective::identity, |a, b| a + b)
+                });
+            ones + g2_rest(&p.b_g2, &input.msms.b)
+        });
         Ok(RegionResult {
             h: pt(0),
             l: sum(1),
             a: sum(3),
             b_g1: sum(5),
-            b_g2: None,
+            b_g2,
         })
     }
 }
@@ -558,13 +645,6 @@ impl Executor for CudaExecutor {
                 );
                 return self.cpu()?.prove_region(input, gate, steps);
             }
-        }
-        if result.is_ok() && input.b_g2 {
-            // G2 kernels are not part of this build: B in G2 stays with the finalizer on the CPU.
-            static ONCE: std::sync::Once = std::sync::Once::new();
-            ONCE.call_once(|| {
-                tracing::warn!("b_g2_on = gpu: B in G2 runs on the CPU (no G2 kernels yet)")
-            });
         }
         result
     }

@@ -27,6 +27,8 @@ pub struct Functions {
     pub msm_reduce: CudaFunction,
     pub msm_final: CudaFunction,
     pub g1_sum_parts: CudaFunction,
+    pub g2_sum_parts: CudaFunction,
+    pub g2_to_jac: CudaFunction,
 }
 
 /// Dynamic shared memory of `pt_ntt_pass` for k ≥ 11 (cuda/README.md).
@@ -75,6 +77,8 @@ impl Gpu {
             msm_reduce: get("pt_msm_reduce")?,
             msm_final: get("pt_msm_final")?,
             g1_sum_parts: get("pt_g1_sum_parts")?,
+            g2_sum_parts: get("pt_g2_sum_parts")?,
+            g2_to_jac: get("pt_g2_to_jac")?,
         };
         f.ntt_pass
             .set_attribute(

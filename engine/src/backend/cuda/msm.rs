@@ -290,6 +290,32 @@ fn sum_parts(count: usize) -> usize {
     count.div_ceil(sum_chunk(count)).max(1)
 }
 
+/// Launches `pt_g1_sum_parts` or `pt_g2_sum_parts`: (points, idx, count, chunk, nparts).
+fn sum_parts_enqueue(
+    gpu: &Gpu,
+    s: &CudaStream,
+    kernel: &cudarc::driver::CudaFunction,
+    (points, idx, count, chunk, nparts): (u64, u64, usize, usize, u32),
+    parts: u64,
+) -> Result<()> {
+    use Arg::{Ptr, U32};
+    gpu.launch(
+        s,
+        kernel,
+        (nparts.div_ceil(ACC_THREADS), 1),
+        ACC_THREADS,
+        0,
+        &[
+            Ptr(points),
+            Ptr(idx),
+            U32(count as u32),
+            U32(chunk as u32),
+            U32(nparts),
+            Ptr(parts),
+        ],
+    )
+}
+
 /// Enqueues Σ points[idx[i]] for i < count (the bases whose scalar is one).
 pub fn sum_enqueue(
     gpu: &Gpu,
@@ -300,26 +326,12 @@ pub fn sum_enqueue(
     scratch: u64,
     result: u64,
 ) -> Result<()> {
-    let chunk = sum_chunk(count) as u32;
     let nparts = sum_parts(count) as u32;
     let parts_end = scratch + nparts as u64 * XYZZ as u64;
     use Arg::{Ptr, U32};
     let f = &gpu.f;
-    gpu.launch(
-        s,
-        &f.g1_sum_parts,
-        (nparts.div_ceil(ACC_THREADS), 1),
-        ACC_THREADS,
-        0,
-        &[
-            Ptr(points),
-            Ptr(idx),
-            U32(count as u32),
-            U32(chunk),
-            U32(nparts),
-            Ptr(scratch),
-        ],
-    )?;
+    let part = (points, idx, count, sum_chunk(count), nparts);
+    sum_parts_enqueue(gpu, s, &f.g1_sum_parts, part, scratch)?;
     gpu.launch(
         s,
         &f.msm_reduce,
@@ -339,9 +351,65 @@ pub fn sum_enqueue(
     Ok(())
 }
 
+/// One G2 point in XYZZ over Fp2, and as blst_p2 (Jacobian over Fp2).
+const G2_XYZZ: usize = 384;
+pub const G2_JACOBIAN: usize = 288;
+
+/// G2 parts: up to about 2^13 of them (64 blocks of threads on the device), which the host
+/// adds in parallel in a few milliseconds.
+fn g2_sum_chunk(count: usize) -> usize {
+    count.div_ceil(1 << 13).next_power_of_two().max(32)
+}
+
+/// How many Jacobian parts `g2_sum_enqueue` leaves for the host to add.
+pub fn g2_sum_parts(count: usize) -> usize {
+    count.div_ceil(g2_sum_chunk(count)).max(1)
+}
+
+/// Scratch bytes `g2_sum_enqueue` needs for `count` points: the parts, then their Jacobian forms.
+pub fn g2_sum_scratch_bytes(count: usize) -> usize {
+    g2_sum_parts(count) * (G2_XYZZ + G2_JACOBIAN)
+}
+
+/// Enqueues the sums of G2 `points[idx[i]]`, i < count, in `g2_sum_parts(count)` parts, and
+/// returns where their Jacobian forms (blst_p2) will be; the host adds them.
+pub fn g2_sum_enqueue(
+    gpu: &Gpu,
+    s: &CudaStream,
+    points: u64,
+    idx: u64,
+    count: usize,
+    scratch: u64,
+) -> Result<u64> {
+    let nparts = g2_sum_parts(count) as u32;
+    let jac = scratch + nparts as u64 * G2_XYZZ as u64;
+    use Arg::{Ptr, U32};
+    let f = &gpu.f;
+    let part = (points, idx, count, g2_sum_chunk(count), nparts);
+    sum_parts_enqueue(gpu, s, &f.g2_sum_parts, part, scratch)?;
+    gpu.launch(
+        s,
+        &f.g2_to_jac,
+        (nparts.div_ceil(128), 1),
+        128,
+        0,
+        &[Ptr(scratch), U32(nparts), Ptr(jac)],
+    )?;
+    Ok(jac)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn g2_sums_leave_a_few_thousand_parts_at_most() {
+        for n in [1usize, 31, 32, 33, 1 << 20, 2_100_000, 1 << 27] {
+            let parts = g2_sum_parts(n);
+            assert!(parts * g2_sum_chunk(n) >= n, "{n}: every point in a part");
+            assert!(parts <= 8192, "{n}: {parts} parts");
+        }
+    }
 
     #[test]
     fn config_matches_the_documented_examples() {
