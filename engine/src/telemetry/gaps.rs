@@ -25,9 +25,11 @@
 //!    (the holder's worker number is kept on the gap);
 //! 6. `unattributed` — a worker is inside a partition's region but no span says what it does;
 //! 7. `queued` — synthesised partitions are waiting but no worker of this device has one;
-//! 8. `waiting_synthesis` — nothing is ready and partitions are being synthesised;
-//! 9. `no_work` — nothing is ready and nothing is being synthesised: no work was submitted,
-//!    or every open partition is past this device.
+//! 8. `imbalance` — nothing is queued, but a worker of another device holds a partition it
+//!    waits to compute (for its device's lock): work this device could have run;
+//! 9. `waiting_synthesis` — nothing is ready and partitions are being synthesised;
+//! 10. `no_work` — nothing is ready and nothing is being synthesised: no work was
+//!     submitted, or every open partition is past this device.
 
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -45,6 +47,7 @@ pub enum GapCause {
     LockHeld { holder: Option<u32> },
     Unattributed,
     Queued,
+    Imbalance,
     WaitingSynthesis,
     NoWork,
 }
@@ -52,7 +55,7 @@ pub enum GapCause {
 impl GapCause {
     /// Every cause key, in priority order: the keys of `devices[].gaps` in `bench --json` and
     /// the `cause` label of `provetop_gpu_idle_seconds_total`.
-    pub const KEYS: [&'static str; 9] = [
+    pub const KEYS: [&'static str; 10] = [
         "alloc",
         "upload",
         "prep",
@@ -60,6 +63,7 @@ impl GapCause {
         "lock_held",
         "unattributed",
         "queued",
+        "imbalance",
         "waiting_synthesis",
         "no_work",
     ];
@@ -77,8 +81,9 @@ impl GapCause {
             GapCause::LockHeld { .. } => 4,
             GapCause::Unattributed => 5,
             GapCause::Queued => 6,
-            GapCause::WaitingSynthesis => 7,
-            GapCause::NoWork => 8,
+            GapCause::Imbalance => 7,
+            GapCause::WaitingSynthesis => 8,
+            GapCause::NoWork => 9,
         }
     }
 }
@@ -94,6 +99,7 @@ impl std::fmt::Display for GapCause {
             GapCause::Download => f.write_str("download in flight"),
             GapCause::Unattributed => f.write_str("in a region, no span"),
             GapCause::Queued => f.write_str("partitions queued, no worker took one"),
+            GapCause::Imbalance => f.write_str("another device holds queued work"),
             GapCause::WaitingSynthesis => f.write_str("waiting for synthesis"),
             GapCause::NoWork => f.write_str("no work"),
         }
@@ -420,6 +426,7 @@ impl GapAnalyzer {
             Region(u32, i32, Nanos),
             Synthesis(i32),
             Queue(i32),
+            Elsewhere(i32),
         }
         let mut ch: Vec<(Nanos, Change)> = Vec::new();
         let mut both = |s: Nanos, e: Nanos, on: Change, off: Change| {
@@ -444,6 +451,12 @@ impl GapAnalyzer {
         for &(s, e) in &self.queued {
             both(s, e, Change::Queue(1), Change::Queue(-1));
         }
+        // Partitions other devices' workers hold while they wait for their locks.
+        for (_, other) in self.devices.iter().filter(|(n, _)| n.as_str() != name) {
+            for &(s, e, _) in &other.lock_wait {
+                both(s, e, Change::Elsewhere(1), Change::Elsewhere(-1));
+            }
+        }
         // Partitions still queued at the end of what was seen: until their job ended, or on.
         for (k, e) in &self.queue_open {
             if let (Some(q), None) = (e.queued, e.taken) {
@@ -464,11 +477,13 @@ impl GapAnalyzer {
         let mut activity = [0i32; 4];
         let mut synthesis = 0i32;
         let mut queue = 0i32;
+        let mut elsewhere = 0i32;
         let mut workers: BTreeMap<u32, Worker> = BTreeMap::new();
 
         let classify = |activity: &[i32; 4],
                         workers: &BTreeMap<u32, Worker>,
                         queue: i32,
+                        elsewhere: i32,
                         synthesis: i32|
          -> GapCause {
             for (i, cause) in [
@@ -499,6 +514,8 @@ impl GapAnalyzer {
                 GapCause::Unattributed
             } else if queue > 0 {
                 GapCause::Queued
+            } else if elsewhere > 0 {
+                GapCause::Imbalance
             } else if synthesis > 0 {
                 GapCause::WaitingSynthesis
             } else {
@@ -541,6 +558,7 @@ impl GapAnalyzer {
                     }
                     Change::Synthesis(d) => synthesis += d,
                     Change::Queue(d) => queue += d,
+                    Change::Elsewhere(d) => elsewhere += d,
                 }
                 i += 1;
             }
@@ -554,7 +572,7 @@ impl GapAnalyzer {
                     out.gaps.push(g);
                 }
             } else {
-                let cause = classify(&activity, &workers, queue, synthesis);
+                let cause = classify(&activity, &workers, queue, elsewhere, synthesis);
                 out.idle += next - cur;
                 *out.by_cause.get_mut(cause.key()).expect("every key") += next - cur;
                 let g = open.get_or_insert_with(|| Gap {
@@ -714,6 +732,46 @@ mod tests {
             first.cause_at(12 * MS + 1),
             Some(GapCause::LockHeld { holder: None })
         );
+    }
+
+    #[test]
+    fn a_device_idle_while_another_holds_waiting_work_shows_imbalance() {
+        // gpu1 runs kernels 0..40 with worker 0; its worker 1 holds job 1's partition from 10,
+        // waiting for gpu1's lock until 40. gpu0 has nothing to do but would have run it.
+        let mut events = scenario();
+        let w1 = |w| worker("gpu1", w);
+        events.extend([
+            span(compute("gpu1"), Stage::MsmH, 0, 40, 2),
+            span(w1(0), Stage::MsmH, 0, 40, 2),
+            span(w1(1), Stage::LockWait, 10, 40, 3),
+            span(compute("gpu1"), Stage::MsmL, 40, 45, 3),
+            span(w1(1), Stage::MsmL, 40, 45, 3),
+        ]);
+        let r = attribute(&events, 0, 50 * MS);
+        let gpu0 = r.iter().find(|d| d.device == "gpu0").unwrap();
+        // While gpu1 waits (10..40) gpu0 always has a more specific cause of its own (its
+        // queue, its lock, its copies); after 40 nobody waits, so 40..50 stays no work.
+        assert_eq!(ms(&gpu0.by_cause, "imbalance"), 0);
+        assert_eq!(ms(&gpu0.by_cause, "no_work"), 10);
+        // A window where gpu0 is idle with nothing queued or synthesising, gpu1 waiting.
+        let mut quiet = vec![
+            span(compute("gpu1"), Stage::MsmH, 0, 40, 2),
+            span(w1(1), Stage::LockWait, 10, 40, 3),
+            span(compute("gpu0"), Stage::MsmH, 0, 5, 4),
+        ];
+        quiet.push(span(worker("gpu0", 0), Stage::MsmH, 0, 5, 4));
+        let r = attribute(&quiet, 0, 40 * MS);
+        let gpu0 = r.iter().find(|d| d.device == "gpu0").unwrap();
+        assert_eq!(ms(&gpu0.by_cause, "imbalance"), 30, "10..40");
+        assert_eq!(ms(&gpu0.by_cause, "no_work"), 5, "5..10");
+        let gpu1 = r.iter().find(|d| d.device == "gpu1").unwrap();
+        assert_eq!(
+            gpu1.by_cause["imbalance"], 0,
+            "its own waits are not imbalance"
+        );
+        let g = gpu0.gap_at(20 * MS).unwrap();
+        assert_eq!(g.cause(), GapCause::Imbalance);
+        assert_eq!(g.cause().to_string(), "another device holds queued work");
     }
 
     #[test]
