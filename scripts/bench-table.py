@@ -16,7 +16,10 @@ def row(path):
     s = d["summary"]
     med = lambda k: s["stages"].get(k, {}).get("median")
     stages = " | ".join("-" if med(k) is None else f"{med(k) * 1e3:.1f}" for k in STAGES)
-    busy = ", ".join(f"{x['id']} {x['busy_ratio'] * 100:.1f}%" for x in d.get("devices", []))
+    busy = ", ".join(
+        f"{x['id']} {x['busy_ratio'] * 100:.1f}%"
+        + (f" (steady {x['steady_busy_ratio'] * 100:.1f}%)" if "steady_busy_ratio" in x else "")
+        for x in d.get("devices", []))
     cfg = d["config"]
     label = f"{os.path.basename(path).removesuffix('.json')}: {d['workload']['label']} {cfg['lock']} w{cfg['gpu_workers_per_device']} pre={cfg['prestage']} db={cfg['msm_double_buffer']}"
     return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f} | {stages} | {busy} |"

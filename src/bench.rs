@@ -219,9 +219,10 @@ fn write_table(
         for d in out.report.devices(out.start, out.end) {
             writeln!(
                 w,
-                "device {} busy {:.1} % ({} partitions)",
+                "device {} busy {:.1} % (steady {:.1} %, {} partitions)",
                 d.id,
                 d.busy_ratio * 100.0,
+                d.steady_busy_ratio * 100.0,
                 d.partitions
             )?;
             writeln!(w, "{}", gap_line(&d))?;

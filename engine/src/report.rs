@@ -62,6 +62,9 @@ pub struct DeviceReport {
     pub id: String,
     /// Merged compute spans over the wall time of the run.
     pub busy_ratio: f64,
+    /// Merged compute spans from the device's first kernel to its last: the steady state,
+    /// without the run's start (first synthesis, parameter upload) and end (last finalize).
+    pub steady_busy_ratio: f64,
     pub busy_seconds: f64,
     /// The rest of the wall time: the sum of the gaps.
     pub idle_seconds: f64,
@@ -455,6 +458,7 @@ impl ReportBuilder {
             .into_iter()
             .map(|g| DeviceReport {
                 busy_ratio: g.busy as f64 / wall,
+                steady_busy_ratio: self.steady_busy(&g.device, from, to),
                 busy_seconds: g.busy as f64 / 1e9,
                 idle_seconds: g.idle as f64 / 1e9,
                 partitions: self.proofs.iter().filter(|p| p.device == g.device).count(),
@@ -465,6 +469,16 @@ impl ReportBuilder {
                 id: g.device,
             })
             .collect()
+    }
+
+    fn steady_busy(&self, device: &str, from: Nanos, to: Nanos) -> f64 {
+        let spans = self.compute.get(device).map_or(&[][..], Vec::as_slice);
+        let first = spans.iter().map(|s| s.0).min().unwrap_or(from).max(from);
+        let last = spans.iter().map(|s| s.1).max().unwrap_or(to).min(to);
+        if last <= first {
+            return 0.0;
+        }
+        merged_length(spans, first, last) as f64 / (last - first) as f64
     }
 
     /// Every gap of every device over [from, to], with its causes: what the dashboard shows
@@ -515,6 +529,18 @@ pub fn merged_length(spans: &[(Nanos, Nanos)], from: Nanos, to: Nanos) -> Nanos 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn msm_span(lane: Lane, start: Nanos, end: Nanos) -> Span {
+        Span {
+            lane,
+            stage: Stage::MsmH,
+            start,
+            end,
+            job: None,
+            partition: None,
+            bytes: 0,
+        }
+    }
 
     #[test]
     fn merged_length_counts_overlaps_once() {
@@ -573,15 +599,7 @@ mod tests {
         for (t, total) in [(S / 2, 0.0), (3 * S / 2, 100.0), (7 * S / 2, 300.0)] {
             r.add_sample(&s(metrics::PCIE_H2D_TOTAL, t, total));
         }
-        let span = |lane, start, end| Span {
-            lane,
-            stage: Stage::MsmH,
-            start,
-            end,
-            job: None,
-            partition: None,
-            bytes: 0,
-        };
+        let span = msm_span;
         let dev = || "gpu0".to_string();
         r.add_span(&span(Lane::Compute { device: dev() }, 0, 3 * S / 2));
         r.add_span(&span(Lane::H2d { device: dev() }, 3 * S / 2, 3 * S));
@@ -601,6 +619,20 @@ mod tests {
         let p = r.pcie_summary("gpu0").unwrap();
         assert_eq!((p.h2d_bytes, p.d2h_bytes), (300.0, 0.0));
         assert!(r.nvml_summary("cpu0", 0, S).is_none() && r.pcie_summary("cpu0").is_none());
+    }
+
+    #[test]
+    fn steady_busy_leaves_out_the_run_before_the_first_kernel_and_after_the_last() {
+        let mut r = ReportBuilder::default();
+        for (start, end) in [(10, 20), (30, 40), (15, 18)] {
+            let lane = Lane::Compute {
+                device: "gpu0".into(),
+            };
+            r.add_span(&msm_span(lane, start, end));
+        }
+        assert_eq!(r.steady_busy("gpu0", 0, 100), 20.0 / 30.0);
+        assert_eq!(r.steady_busy("gpu0", 35, 100), 1.0, "clipped to the window");
+        assert_eq!(r.steady_busy("cpu0", 0, 100), 0.0, "no kernels");
     }
 
     #[test]
