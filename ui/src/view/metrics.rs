@@ -179,7 +179,8 @@ fn host_line<'a>(state: &State, theme: &Theme) -> Line<'a> {
     ])
 }
 
-/// One card per device, then the host; scrolled by whole cards.
+/// One card per device, the rig's total when there are several, then the host; scrolled by
+/// whole cards.
 pub fn draw(f: &mut Frame, body: Rect, state: &State, theme: &Theme, ui: &Ui) {
     let w = body.width.saturating_sub(2) as usize;
     let chart_w = (w.saturating_sub(40) / 2).clamp(8, 60);
@@ -195,6 +196,9 @@ pub fn draw(f: &mut Frame, body: Rect, state: &State, theme: &Theme, ui: &Ui) {
             )
         })
         .collect();
+    if state.timelines.devices.len() > 1 {
+        cards.push((" rig ".into(), vec![rig_line(state, ui, theme)]));
+    }
     cards.push((" host ".into(), host_card(state, ui, theme, chart_w)));
     let focused = ui.focus == Pane::Devices;
     let mut y = body.y;
