@@ -11,5 +11,13 @@ echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== the CUDA kernels, emulated on the host (cuda/harness, known answers and host references)"
+if command -v g++ >/dev/null; then
+  emu="${CARGO_TARGET_DIR:-target}/cuda-emu"
+  scripts/cuda-build.sh --emu "$emu" >/dev/null
+  "$emu/pt_harness_emu" --quick | tail -1 | tee /dev/stderr | grep -q " 0 failed"
+else
+  echo "g++ not found: the emulated kernel tests are skipped (the kernels still compile above)"
+fi
 echo "== scripts/tui-test.sh"
 PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/tui-test.sh
