@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::gpu::{DevBuf, Gpu, OutOfMemory, Staging, Timeline};
+use super::gpu::{copy_bytes, DevBuf, Gpu, OutOfMemory, Staging, Timeline};
 use super::{msm, ntt};
 use crate::backend::cpu::CpuExecutor;
 use crate::backend::{BackendKind, Engine, Executor, Gate, RegionInput, Steps};
@@ -382,14 +382,14 @@ impl CudaExecutor {
             (pc, &input.abc[2]),
         ] {
             set.staging
-                .upload_timed(&self.gpu, &copy, dst, v, &mut tl)?;
+                .upload_timed(&self.gpu, &copy, dst, v, &copy_bytes, &mut tl)?;
             self.gpu
                 .zero_bytes(&copy, dst + (v.len() * FR) as u64, (n - v.len()) * FR)?;
             up_bytes += (v.len() * FR) as u64;
         }
         for (i, sp) in [&l, &a, &b].into_iter().enumerate() {
             if !sp.tail.is_empty() {
-                set.staging.upload_timed_with(
+                set.staging.upload_timed(
                     &self.gpu,
                     &copy,
                     ws.scalars.at(i * msm_n * FR),
@@ -404,6 +404,7 @@ impl CudaExecutor {
                     &copy,
                     ws.idx.at(i * msm_n * 4),
                     &sp.ones,
+                    &copy_bytes,
                     &mut tl,
                 )?;
             }
@@ -487,7 +488,7 @@ impl CudaExecutor {
         witness(Stage::MsmBG1, &mut tl, srs.b_g1.ptr, &b, 2)?;
         // B in G2: the scalar-one bases summed here in parts the host adds; the few other
         // non-zero scalars go to the CPU below.
-        let g2 = match &g2_bases {
+        let mut g2 = match &g2_bases {
             Some(bases) if !b.ones.is_empty() => {
                 let count = b.ones.len();
                 let scratch = self.alloc(
@@ -512,7 +513,6 @@ impl CudaExecutor {
         let mut out = vec![0u8; 7 * msm::JACOBIAN];
         let down0 = tl.mark(&compute)?;
         self.gpu.d2h(&compute, &mut out, ws.results.ptr)?;
-        let mut g2 = g2;
         if let Some((_, at, parts)) = g2.as_mut() {
             self.gpu.d2h(&compute, parts, *at)?;
         }

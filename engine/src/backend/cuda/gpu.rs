@@ -323,7 +323,8 @@ unsafe impl Send for Staging {}
 /// Bytes per pinned buffer.
 const STAGE_BYTES: usize = 64 << 20;
 
-fn copy_bytes(dst: &mut [u8], src: &[u8]) {
+/// The plain fill of a staged piece (see `Staging::upload_timed`).
+pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     dst.copy_from_slice(src);
 }
 
@@ -358,21 +359,10 @@ impl Staging {
     }
 
     /// `upload`, marking each piece's copy on `tl` (`Timeline::pieces`): the time the copy
-    /// engine is busy, without the host copies into the pinned buffers between pieces.
+    /// engine is busy, without the host copies into the pinned buffers between pieces. `fill`
+    /// writes each staged piece from the source's bytes (`copy_bytes` for a plain copy; pieces
+    /// of 1 MiB, so a fill may work in elements of up to that size).
     pub fn upload_timed<T: Sync>(
-        &mut self,
-        gpu: &Gpu,
-        stream: &CudaStream,
-        dst: u64,
-        src: &[T],
-        tl: &mut Timeline,
-    ) -> Result<()> {
-        self.upload_pieces(gpu, stream, dst, src, &copy_bytes, Some(tl))
-    }
-
-    /// `upload_timed`, with `fill` writing each staged piece from the source's bytes instead
-    /// of a plain copy (pieces of 1 MiB, so a fill may work in elements of up to that size).
-    pub fn upload_timed_with<T: Sync>(
         &mut self,
         gpu: &Gpu,
         stream: &CudaStream,
