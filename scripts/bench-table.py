@@ -21,10 +21,15 @@ def row(path):
         + (f" (steady {x['steady_busy_ratio'] * 100:.1f}%)" if "steady_busy_ratio" in x else "")
         for x in d.get("devices", []))
     cfg = d["config"]
-    label = f"{os.path.basename(path).removesuffix('.json')}: {d['workload']['label']} {cfg['lock']} w{cfg['gpu_workers_per_device']} pre={cfg['prestage']} db={cfg['msm_double_buffer']}"
-    return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f} | {stages} | {busy} |"
+    label = f"{os.path.basename(path).removesuffix('.json')}: {d['workload']['label']} {cfg['lock']} w{cfg['gpu_workers_per_device']} pre={cfg['prestage']} db={cfg['msm_double_buffer']} g2={cfg.get('b_g2_on', '?')}"
+    # Each device's three largest idle-gap causes, seconds.
+    gaps = "; ".join(
+        f"{x['id']} " + ", ".join(f"{c} {t:.1f}" for c, t in
+                                  sorted(x.get("gaps", {}).items(), key=lambda ct: -ct[1])[:3])
+        for x in d.get("devices", []))
+    return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f} | {stages} | {busy} | {gaps} |"
 
-print("| run | verified | proofs/h | " + " | ".join(STAGES) + " | busy |")
-print("|" + "---|" * (len(STAGES) + 4))
+print("| run | verified | proofs/h | " + " | ".join(STAGES) + " | busy | idle s (top causes) |")
+print("|" + "---|" * (len(STAGES) + 5))
 for p in sys.argv[1:]:
     print(row(p))

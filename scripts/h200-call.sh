@@ -5,7 +5,9 @@
 #   record    scripts/record-h200.sh: the example recording (its .ptrec comes back)
 #   truth     scripts/telemetry-h200.sh at 2^$TRUTH (default 22), no overhead rounds
 #   overhead  telemetry on/off interleaved at 2^$OVERHEAD (default 24), $OVERHEAD_ROUNDS rounds
+#   check     provetop check --max-log2 22: every GPU result against the cpu backend
 #   k24       scripts/h200.sh SIZES=24 LOCKS=24: 2^24 busy fraction and the strategy table
+#   sweep     scripts/h200-sweep.sh over the benches the file $SWEEP lists
 #   porep     `bench --workload porep --sector-size 512MiB` on the cuda backend
 # Each part runs under its own time limit (LIMIT_<part> seconds) so one slow part cannot cost
 # the others their results. Parameters are cached once for all parts. $OUT gets summary.md,
@@ -56,8 +58,11 @@ for step in ${STEPS:-}; do
     truth) part truth env BIN="$BIN" OUT="$WORK/truth" LOG2="${TRUTH:-22}" PROOFS="${TRUTH_PROOFS:-10}" \
       SKIP_OVERHEAD=1 scripts/telemetry-h200.sh ;;
     overhead) part overhead env BIN="$BIN" OUT="$WORK/overhead" BACKEND=cuda LOG2="${OVERHEAD:-24}" \
-      PROOFS="${OVERHEAD_PROOFS:-4}" ROUNDS="${OVERHEAD_ROUNDS:-3}" PARAMS_CACHE="$XDG_CACHE_HOME/provetop/params" \
+      PROOFS="${OVERHEAD_PROOFS:-4}" ROUNDS="${OVERHEAD_ROUNDS:-3}" EXTRA_ARGS="${OVERHEAD_ARGS:-}" PARAMS_CACHE="$XDG_CACHE_HOME/provetop/params" \
       scripts/telemetry-overhead.sh ;;
+    check) part check bash -c "'$BIN' check --max-log2 ${CHECK_LOG2:-22} >'$WORK/check.txt' 2>&1; rc=\$?; \
+      grep -v '^PASS' '$WORK/check.txt' | tail -8; echo \"PASS lines: \$(grep -c '^PASS' '$WORK/check.txt')\"; exit \$rc" ;;
+    sweep) part sweep env OUT="$WORK/sweep" scripts/h200-sweep.sh "$BIN" "${SWEEP:?SWEEP names a sweep file}" ;;
     k24) part k24 env OUT="$WORK/k24" SIZES=24 LOCKS=24 scripts/h200.sh "$BIN" ;;
     porep) part porep bash -c "'$BIN' bench --backend cuda --workload porep --sector-size 512MiB \
       --proofs ${POREP_PROOFS:-2} --json >'$WORK/porep.json' 2>'$WORK/porep.stderr'; rc=\$?; \
