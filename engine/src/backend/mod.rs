@@ -114,6 +114,7 @@ impl From<&crate::config::EngineConfig> for RegionOptions {
 
 /// The evaluations and scalars a device works on for one partition.
 pub struct RegionInput<'a> {
+    /// A(z), B(z), C(z); empty when `prestaged` holds them.
     pub abc: [Vec<Scalar>; 3],
     pub log2_domain: u32,
     pub aux: &'a [Scalar],
@@ -122,6 +123,17 @@ pub struct RegionInput<'a> {
     /// Whether B in G2 runs here (`b_g2_on = gpu`) rather than in the finalizer.
     pub b_g2: bool,
     pub opts: RegionOptions,
+    /// What the executor's `prestage` laid out after synthesis, if it did.
+    pub prestaged: Option<&'a Prestaged>,
+}
+
+/// A partition's witness as an executor laid it out on the host right after synthesis (the
+/// cuda backend: in page-locked memory, ready for the copy engines). Only the executor that
+/// made it reads `data`.
+pub struct Prestaged {
+    /// Rows of the assignment (its a/b/c may have moved here).
+    pub rows: usize,
+    pub data: Box<dyn std::any::Any + Send + Sync>,
 }
 
 impl<'a> RegionInput<'a> {
@@ -132,8 +144,10 @@ impl<'a> RegionInput<'a> {
         params: &'a Parameters,
         b_g2: bool,
         opts: RegionOptions,
+        prestaged: Option<&'a Prestaged>,
     ) -> Self {
-        let log2_domain = asg.num_rows().next_power_of_two().trailing_zeros();
+        let rows = prestaged.map_or(asg.num_rows(), |p| p.rows);
+        let log2_domain = rows.next_power_of_two().trailing_zeros();
         let abc = [
             std::mem::take(&mut asg.a),
             std::mem::take(&mut asg.b),
@@ -147,6 +161,7 @@ impl<'a> RegionInput<'a> {
             params,
             b_g2,
             opts,
+            prestaged,
         }
     }
 }
@@ -186,4 +201,10 @@ pub trait Executor: Send + Sync {
         gate: &mut dyn Gate,
         steps: &mut Steps,
     ) -> Result<RegionResult>;
+    /// Lays a partition's witness out for this device's copies, on the synthesis pool right
+    /// after synthesis, and may move a/b/c out of `asg` into it. None when the backend has
+    /// nothing to do there or no room: the region then stages as it goes.
+    fn prestage(&self, _asg: &mut Assignment, _msms: &Msms) -> Option<Prestaged> {
+        None
+    }
 }

@@ -26,6 +26,7 @@ use crate::telemetry::{Bus, Clock, ConfigChange, ProofRecord};
 use state::State;
 
 pub use schedule::{Scheduled, When};
+pub(crate) use state::available_memory;
 
 pub type JobId = u64;
 

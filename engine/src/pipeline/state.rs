@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::locks::{new_lock, DeviceLock};
 use super::{DeviceStatus, JobId, JobSpec, Shared, Status};
-use crate::backend::Executor;
+use crate::backend::{Executor, Prestaged};
 use crate::circuit::Assignment;
 use crate::config::{Budget, EngineConfig};
 use crate::params::store::Loaded;
@@ -33,6 +33,8 @@ pub(crate) struct Ready {
     pub queued: Instant,
     pub stages: BTreeMap<Stage, f64>,
     pub bytes: u64,
+    /// The witness as a device's backend laid it out after synthesis (`prestage`).
+    pub prestaged: Option<Prestaged>,
 }
 
 pub(crate) struct Job {
@@ -102,7 +104,8 @@ pub(crate) fn host_budget(b: Budget) -> u64 {
     }
 }
 
-fn available_memory() -> Option<u64> {
+/// MemAvailable of /proc/meminfo, in bytes.
+pub(crate) fn available_memory() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

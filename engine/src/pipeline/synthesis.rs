@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use super::state::{Job, Ready, Ticket};
 use super::{JobId, JobSpec, Outcome, Shared};
+use crate::backend::Executor;
 use crate::circuit::partition_seed;
 use crate::prover;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, ProofRecord, Span, Stage};
@@ -172,12 +173,20 @@ fn dispatch(shared: Arc<Shared>) {
         let ticket = st.pending.pop_front().expect("can_synthesize saw a ticket");
         let job = &st.jobs[&ticket.job];
         let (spec, loaded, bytes) = (job.spec.clone(), job.loaded.clone(), job.bytes);
+        // Prestaging lays the witness out for the copy engines here, off the device workers'
+        // path; page-locked memory serves every device, so any device in service may do it.
+        let stager = st
+            .cfg
+            .prestage
+            .then(|| st.devices.iter().find(|d| !d.retiring))
+            .flatten()
+            .map(|d| d.exec.clone());
         st.synthesizing += 1;
         st.host_in_use += bytes;
         let pool = st.synthesis_pool.clone();
         drop(st);
         let shared = shared.clone();
-        pool.spawn(move || synthesize(&shared, ticket, spec, loaded, bytes));
+        pool.spawn(move || synthesize(&shared, ticket, spec, loaded, bytes, stager));
     }
 }
 
@@ -188,32 +197,46 @@ fn synthesize(
     spec: JobSpec,
     loaded: Arc<crate::params::store::Loaded>,
     bytes: u64,
+    stager: Option<Arc<dyn Executor>>,
 ) {
     let start = Instant::now();
-    let t0 = shared.clock.at(start);
     let seed = partition_seed(spec.seed, ticket.job, ticket.partition);
     let result = spec
         .workload
         .synthesize(seed, ticket.partition)
         .and_then(|asg| prover::prepare(&asg, &loaded.params).map(|m| (asg, m)));
+    let synthesized = Instant::now();
+    let span = |stage, start, end| {
+        shared.bus.publish(Event::Span(Span {
+            lane: Lane::Pool {
+                name: "synthesis".into(),
+            },
+            stage,
+            start: shared.clock.at(start),
+            end: shared.clock.at(end),
+            job: Some(ticket.job),
+            partition: Some(ticket.partition),
+            bytes: 0,
+        }))
+    };
+    span(Stage::Synthesis, start, synthesized);
+    let result = result.map(|(mut asg, msms)| {
+        let prestaged = stager.and_then(|exec| exec.prestage(&mut asg, &msms));
+        (asg, msms, prestaged)
+    });
     let end = Instant::now();
-    shared.bus.publish(Event::Span(Span {
-        lane: Lane::Pool {
-            name: "synthesis".into(),
-        },
-        stage: Stage::Synthesis,
-        start: t0,
-        end: shared.clock.at(end),
-        job: Some(ticket.job),
-        partition: Some(ticket.partition),
-        bytes: 0,
-    }));
+    if end > synthesized {
+        span(Stage::Prep, synthesized, end);
+    }
     let mut st = shared.state.lock();
     st.synthesizing -= 1;
     match result {
-        Ok((asg, msms)) => {
+        Ok((asg, msms, prestaged)) => {
             let mut stages = BTreeMap::new();
-            stages.insert(Stage::Synthesis, (end - start).as_secs_f64());
+            stages.insert(Stage::Synthesis, (synthesized - start).as_secs_f64());
+            if prestaged.is_some() {
+                stages.insert(Stage::Prep, (end - synthesized).as_secs_f64());
+            }
             let (job, partition) = (ticket.job, ticket.partition);
             st.ready.push_back(Ready {
                 ticket,
@@ -223,6 +246,7 @@ fn synthesize(
                 queued: end,
                 stages,
                 bytes,
+                prestaged,
             });
             drop(st);
             shared.bus.publish(Event::Job(JobEvent {

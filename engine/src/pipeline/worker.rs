@@ -118,9 +118,12 @@ fn prove(
             &ready.loaded.params,
             b_g2_here,
             opts,
+            ready.prestaged.as_ref(),
         );
         exec.prove_region(input, &mut *gate, &mut steps)
     };
+    // Its page-locked block goes back to the pool for the next partition.
+    ready.prestaged = None;
     for step in &steps.0 {
         *ready.stages.entry(step.stage).or_insert(0.0) += (step.end - step.start).as_secs_f64();
         let lane = match (step.stage, step.engine) {

@@ -28,13 +28,36 @@ impl Gate for Open {
 /// runs on the executor when it can. With the same r and s every backend must give the same bytes.
 pub fn prove_with(
     exec: &dyn Executor,
-    mut asg: Assignment,
+    asg: Assignment,
     params: &Parameters,
     r: Scalar,
     s: Scalar,
 ) -> Result<Proof> {
+    prove_staged(exec, asg, params, (r, s), true)
+}
+
+/// `prove_with`, choosing whether the executor prestages the witness first (as the pipeline's
+/// synthesis workers do with `prestage` on) or stages it during the region.
+pub fn prove_staged(
+    exec: &dyn Executor,
+    mut asg: Assignment,
+    params: &Parameters,
+    (r, s): (Scalar, Scalar),
+    prestage: bool,
+) -> Result<Proof> {
     let msms = prepare(&asg, params)?;
-    let input = RegionInput::new(&mut asg, &msms, params, true, RegionOptions::default());
+    let staged = match prestage {
+        true => exec.prestage(&mut asg, &msms),
+        false => None,
+    };
+    let input = RegionInput::new(
+        &mut asg,
+        &msms,
+        params,
+        true,
+        RegionOptions::default(),
+        staged.as_ref(),
+    );
     let m = exec.prove_region(input, &mut Open, &mut Steps::default())?;
     // An executor without G2 kernels leaves B in G2 to the CPU.
     let b_g2 = match m.b_g2 {

@@ -329,7 +329,8 @@ impl GapAnalyzer {
         self.longest = self.longest.max(s.end - s.start);
         match &s.lane {
             Lane::Pool { name } => {
-                if name == "synthesis" && s.stage == Stage::Synthesis {
+                // Prestaging right after synthesis is part of making the partition ready.
+                if name == "synthesis" && matches!(s.stage, Stage::Synthesis | Stage::Prep) {
                     self.synthesis.push((s.start, s.end));
                 }
             }

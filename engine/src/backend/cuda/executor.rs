@@ -16,12 +16,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::gpu::{copy_bytes, DevBuf, Gpu, OutOfMemory, Staging, Timeline};
-use super::{msm, ntt};
+use super::{msm, ntt, prestage};
 use crate::backend::cpu::CpuExecutor;
-use crate::backend::{BackendKind, Engine, Executor, Gate, RegionInput, Steps};
+use crate::backend::{BackendKind, Engine, Executor, Gate, Prestaged, RegionInput, Steps};
+use crate::circuit::Assignment;
 use crate::config::{Budget, Residency};
 use crate::params::Parameters;
-use crate::prover::RegionResult;
+use crate::prover::{Msms, RegionResult};
 use crate::telemetry::accounting::VramPurpose;
 use crate::telemetry::{DeviceInfo, Stage};
 
@@ -98,19 +99,6 @@ fn split(scalars: &[Scalar]) -> Split<'_> {
     Split {
         tail: scalars,
         ones,
-    }
-}
-
-/// Copies scalars as bytes, writing 0 where the source holds 1 (whole scalars per piece).
-fn zero_ones(dst: &mut [u8], src: &[u8]) {
-    // SAFETY: Scalar is 32 bytes of plain data (blst_fr), its Montgomery form as in memory.
-    let one: [u8; FR] = unsafe { std::mem::transmute(Scalar::ONE) };
-    for (d, s) in dst.chunks_exact_mut(FR).zip(src.chunks_exact(FR)) {
-        if s == one {
-            d.fill(0);
-        } else {
-            d.copy_from_slice(s);
-        }
     }
 }
 
@@ -329,14 +317,26 @@ impl CudaExecutor {
         let n = 1usize << log2;
         let (compute, copy) = (set.compute.clone(), set.copy.clone());
 
-        // CPU prep: the 0/1 split of the witness MSMs.
-        let start = Instant::now();
-        let (l, a, b) = (split(input.aux), split(&input.msms.a), split(&input.msms.b));
-        steps.push(Stage::Prep, Engine::Compute, start, 0);
-        let msm_n = (n - 1)
-            .max(l.tail.len())
-            .max(a.tail.len())
-            .max(b.tail.len());
+        // The witness MSMs' 0/1 split: done after synthesis when prestaged, else here.
+        let staged = input
+            .prestaged
+            .and_then(|p| p.data.downcast_ref::<prestage::Witness>());
+        let splits = match staged {
+            Some(_) => None,
+            None => {
+                let start = Instant::now();
+                let s = [split(input.aux), split(&input.msms.a), split(&input.msms.b)];
+                steps.push(Stage::Prep, Engine::Compute, start, 0);
+                Some(s)
+            }
+        };
+        // Per witness MSM (L, A, B): scalars, and how many of them are ones.
+        let counts: [(usize, usize); 3] = match (staged, &splits) {
+            (Some(w), _) => [0, 1, 2].map(|i| (w.layout.tails[i].len, w.layout.ones[i].len)),
+            (None, Some(s)) => [0, 1, 2].map(|i| (s[i].tail.len(), s[i].ones.len())),
+            (None, None) => unreachable!("split above"),
+        };
+        let msm_n = counts.iter().fold(n - 1, |m, c| m.max(c.0));
 
         let mut tl = Timeline::start(&compute)?;
         let stage_in =
@@ -376,39 +376,68 @@ impl CudaExecutor {
         // Everything the region reads goes up first, on the copy stream.
         let up0 = tl.mark(&copy)?;
         let mut up_bytes = 0u64;
-        for (dst, v) in [
-            (pa, &input.abc[0]),
-            (pb, &input.abc[1]),
-            (pc, &input.abc[2]),
-        ] {
-            set.staging
-                .upload_timed(&self.gpu, &copy, dst, v, &copy_bytes, &mut tl)?;
-            self.gpu
-                .zero_bytes(&copy, dst + (v.len() * FR) as u64, (n - v.len()) * FR)?;
-            up_bytes += (v.len() * FR) as u64;
+        let abc_dst = [pa, pb, pc];
+        // Where witness MSM i's scalars and scalar-one positions go.
+        let tail_dst =
+            |ws: &Workspace, i: usize| (ws.scalars.at(i * msm_n * FR), ws.idx.at(i * msm_n * 4));
+        if let Some(w) = staged {
+            // Straight from the page-locked block: the copy engine's work alone.
+            let mut pieces = vec![];
+            for (i, dst) in abc_dst.into_iter().enumerate() {
+                pieces.push((dst, w.layout.abc[i], FR));
+            }
+            for i in 0..3 {
+                let (scalars, idx) = tail_dst(ws, i);
+                pieces.push((scalars, w.layout.tails[i], FR));
+                pieces.push((idx, w.layout.ones[i], 4));
+            }
+            for (dst, sec, elem) in pieces {
+                let bytes = sec.bytes(elem);
+                let m0 = tl.mark(&copy)?;
+                self.gpu
+                    .h2d_pinned(&copy, dst, w.block.ptr(sec.at), bytes)?;
+                let m1 = tl.mark(&copy)?;
+                tl.pieces.push((m0, m1, bytes as u64));
+                up_bytes += bytes as u64;
+            }
+        } else {
+            for (dst, v) in abc_dst.into_iter().zip(&input.abc) {
+                set.staging
+                    .upload_timed(&self.gpu, &copy, dst, v, &copy_bytes, &mut tl)?;
+                up_bytes += (v.len() * FR) as u64;
+            }
+            for (i, sp) in splits.iter().flatten().enumerate() {
+                let (scalars, idx) = tail_dst(ws, i);
+                if !sp.tail.is_empty() {
+                    set.staging.upload_timed(
+                        &self.gpu,
+                        &copy,
+                        scalars,
+                        sp.tail,
+                        &prestage::zero_ones,
+                        &mut tl,
+                    )?;
+                }
+                if !sp.ones.is_empty() {
+                    set.staging.upload_timed(
+                        &self.gpu,
+                        &copy,
+                        idx,
+                        &sp.ones,
+                        &copy_bytes,
+                        &mut tl,
+                    )?;
+                }
+                up_bytes += (sp.tail.len() * FR + sp.ones.len() * 4) as u64;
+            }
         }
-        for (i, sp) in [&l, &a, &b].into_iter().enumerate() {
-            if !sp.tail.is_empty() {
-                set.staging.upload_timed(
-                    &self.gpu,
-                    &copy,
-                    ws.scalars.at(i * msm_n * FR),
-                    sp.tail,
-                    &zero_ones,
-                    &mut tl,
-                )?;
-            }
-            if !sp.ones.is_empty() {
-                set.staging.upload_timed(
-                    &self.gpu,
-                    &copy,
-                    ws.idx.at(i * msm_n * 4),
-                    &sp.ones,
-                    &copy_bytes,
-                    &mut tl,
-                )?;
-            }
-            up_bytes += (sp.tail.len() * FR + sp.ones.len() * 4) as u64;
+        // The domain's rows past the evaluations are zero.
+        let rows = staged.map_or(input.abc[0].len(), |w| w.layout.abc[0].len);
+        for (i, dst) in abc_dst.into_iter().enumerate() {
+            let len = staged.map_or(input.abc[i].len(), |w| w.layout.abc[i].len);
+            debug_assert_eq!(len, rows);
+            self.gpu
+                .zero_bytes(&copy, dst + (len * FR) as u64, (n - len) * FR)?;
         }
         let up1 = tl.mark(&copy)?;
         if o.prestage {
@@ -445,52 +474,30 @@ impl CudaExecutor {
             msm::enqueue(g, &compute, srs.h.ptr, pc, n - 1, ws.msm.ptr, res(0)).map(|_| 0)
         })?;
         // Each witness MSM: the tail MSM, then the batch sum of its scalar-one bases.
-        let mut witness =
-            |stage: Stage, tl: &mut Timeline, bases: u64, sp: &Split, i: usize| -> Result<()> {
-                let (scalars, idx, r) = (
-                    ws.scalars.at(i * msm_n * FR),
-                    ws.idx.at(i * msm_n * 4),
-                    1 + 2 * i,
-                );
-                timed(stage, tl, &mut || {
-                    if sp.tail.is_empty() {
-                        return g.zero_bytes(&compute, res(r), msm::JACOBIAN).map(|_| 0);
-                    }
-                    msm::enqueue(
-                        g,
-                        &compute,
-                        bases,
-                        scalars,
-                        sp.tail.len(),
-                        ws.msm.ptr,
-                        res(r),
-                    )
-                    .map(|_| 0)
-                })?;
-                timed(Stage::BatchAdd, tl, &mut || {
-                    if sp.ones.is_empty() {
-                        return g.zero_bytes(&compute, res(r + 1), msm::JACOBIAN).map(|_| 0);
-                    }
-                    msm::sum_enqueue(
-                        g,
-                        &compute,
-                        bases,
-                        idx,
-                        sp.ones.len(),
-                        ws.sum.ptr,
-                        res(r + 1),
-                    )
-                    .map(|_| 0)
-                })
-            };
-        witness(Stage::MsmL, &mut tl, srs.l.ptr, &l, 0)?;
-        witness(Stage::MsmA, &mut tl, srs.a.ptr, &a, 1)?;
-        witness(Stage::MsmBG1, &mut tl, srs.b_g1.ptr, &b, 2)?;
+        let mut witness = |stage: Stage, tl: &mut Timeline, bases: u64, i: usize| -> Result<()> {
+            let ((scalars, idx), r) = (tail_dst(ws, i), 1 + 2 * i);
+            let (len, ones) = counts[i];
+            timed(stage, tl, &mut || {
+                if len == 0 {
+                    return g.zero_bytes(&compute, res(r), msm::JACOBIAN).map(|_| 0);
+                }
+                msm::enqueue(g, &compute, bases, scalars, len, ws.msm.ptr, res(r)).map(|_| 0)
+            })?;
+            timed(Stage::BatchAdd, tl, &mut || {
+                if ones == 0 {
+                    return g.zero_bytes(&compute, res(r + 1), msm::JACOBIAN).map(|_| 0);
+                }
+                msm::sum_enqueue(g, &compute, bases, idx, ones, ws.sum.ptr, res(r + 1)).map(|_| 0)
+            })
+        };
+        witness(Stage::MsmL, &mut tl, srs.l.ptr, 0)?;
+        witness(Stage::MsmA, &mut tl, srs.a.ptr, 1)?;
+        witness(Stage::MsmBG1, &mut tl, srs.b_g1.ptr, 2)?;
         // B in G2: the scalar-one bases summed here in parts the host adds; the few other
         // non-zero scalars go to the CPU below.
         let mut g2 = match &g2_bases {
-            Some(bases) if !b.ones.is_empty() => {
-                let count = b.ones.len();
+            Some(bases) if counts[2].1 > 0 => {
+                let count = counts[2].1;
                 let scratch = self.alloc(
                     msm::g2_sum_scratch_bytes(count),
                     VramPurpose::Buckets,
@@ -602,6 +609,30 @@ impl Executor for CudaExecutor {
         }
     }
 
+    fn prestage(&self, asg: &mut Assignment, msms: &Msms) -> Option<Prestaged> {
+        let abc = [&asg.a[..], &asg.b, &asg.c];
+        let tails = [&asg.aux[..], &msms.a, &msms.b];
+        let layout = prestage::Layout::plan(abc.map(<[_]>::len), tails.map(<[_]>::len));
+        let mut block = match prestage::pool(&self.gpu).take(layout.bytes) {
+            Ok(Some(b)) => b,
+            // Page-locked memory is at its cap: this partition stages as its region goes.
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!("{}: no page-locked memory for prestaging: {e:#}", self.name);
+                return None;
+            }
+        };
+        let layout = prestage::fill(block.bytes_mut(), layout, abc, tails);
+        self.gpu.counters.host_copied(layout.bytes as u64);
+        let rows = asg.num_rows();
+        // The block holds a, b and c now; the CPU fallback reads them back from it.
+        (asg.a, asg.b, asg.c) = Default::default();
+        Some(Prestaged {
+            rows,
+            data: Box::new(prestage::Witness { block, layout }),
+        })
+    }
+
     fn prove_region(
         &self,
         input: RegionInput<'_>,
@@ -643,6 +674,13 @@ impl Executor for CudaExecutor {
                     "{}: {e}; this partition proves on the CPU instead",
                     self.name
                 );
+                let mut input = input;
+                if let Some(w) = input
+                    .prestaged
+                    .and_then(|p| p.data.downcast_ref::<prestage::Witness>())
+                {
+                    input.abc = w.abc();
+                }
                 return self.cpu()?.prove_region(input, gate, steps);
             }
         }
@@ -670,7 +708,7 @@ mod tests {
             unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, v.len() * FR) }.to_vec()
         };
         let mut staged = vec![0xAAu8; s.len() * FR];
-        zero_ones(&mut staged, &bytes(sp.tail));
+        prestage::zero_ones(&mut staged, &bytes(sp.tail));
         let want = [
             Scalar::ZERO,
             Scalar::ZERO,

@@ -173,6 +173,24 @@ impl Gpu {
         Ok(())
     }
 
+    /// Copies `bytes` from page-locked host memory at `src` to `dst`, on `stream`.
+    pub fn h2d_pinned(
+        &self,
+        stream: &CudaStream,
+        dst: u64,
+        src: *const u8,
+        bytes: usize,
+    ) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const _, bytes, stream.cu_stream()) }
+            .result()
+            .map_err(cuda)?;
+        self.counters.copied(Direction::H2d, bytes as u64);
+        Ok(())
+    }
+
     /// Sets `count` u32 words at `dst` to zero.
     pub fn zero_u32(&self, stream: &CudaStream, dst: u64, count: usize) -> Result<()> {
         unsafe { sys::cuMemsetD32Async(dst, 0, count, stream.cu_stream()) }
@@ -293,11 +311,39 @@ fn new_event() -> Result<CUevent> {
 }
 
 /// Page-locked host memory the copy engines can read at full link speed.
-struct Pinned {
-    ptr: *mut u8,
-    bytes: usize,
+pub(super) struct Pinned {
+    pub ptr: *mut u8,
+    pub bytes: usize,
     gpu: Arc<Gpu>,
 }
+
+impl Pinned {
+    /// `bytes` of page-locked memory, portable: every context (every GPU) may copy from it.
+    pub fn new(gpu: &Arc<Gpu>, bytes: usize) -> Result<Pinned> {
+        gpu.bind()?;
+        const PORTABLE: u32 = 1; // CU_MEMHOSTALLOC_PORTABLE
+        let ptr = match unsafe { result::malloc_host(bytes.max(1), PORTABLE) } {
+            Ok(p) => p as *mut u8,
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                return Err(OutOfMemory { bytes }.into())
+            }
+            Err(e) => return Err(cuda(e)),
+        };
+        Ok(Pinned {
+            ptr,
+            bytes,
+            gpu: gpu.clone(),
+        })
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `bytes` bytes at `ptr` belong to this value alone.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
+    }
+}
+
+// SAFETY: plain bytes; readers only take shared slices.
+unsafe impl Sync for Pinned {}
 
 // SAFETY: the buffer is plain bytes owned by this value; access is serialised by `Staging`.
 unsafe impl Send for Pinned {}
@@ -332,17 +378,7 @@ impl Staging {
     pub fn new(gpu: &Arc<Gpu>) -> Result<Staging> {
         gpu.bind()?;
         let bufs = (0..2)
-            .map(|_| {
-                let ptr = unsafe { result::malloc_host(STAGE_BYTES, 0) }.map_err(cuda)? as *mut u8;
-                Ok((
-                    Pinned {
-                        ptr,
-                        bytes: STAGE_BYTES,
-                        gpu: gpu.clone(),
-                    },
-                    new_event()?,
-                ))
-            })
+            .map(|_| Ok((Pinned::new(gpu, STAGE_BYTES)?, new_event()?)))
             .collect::<Result<Vec<_>>>()?;
         Ok(Staging { bufs, next: 0 })
     }

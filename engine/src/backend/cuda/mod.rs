@@ -7,6 +7,7 @@ mod gpu;
 pub mod msm;
 pub mod ntt;
 mod ops;
+mod prestage;
 
 pub use ops::{NttKind, UploadRates};
 

@@ -1,0 +1,360 @@
+//! Host staging right after synthesis: a partition's witness is laid out in page-locked memory
+//! by the synthesis worker that made it, so a device's worker later only starts copies, at link
+//! speed, with no host copy between them. Blocks come from a pool and go back to it when the
+//! partition's region is done.
+
+use anyhow::Result;
+use blstrs::Scalar;
+use ff::Field;
+use parking_lot::Mutex;
+use rayon::prelude::*;
+use std::sync::{Arc, OnceLock};
+
+use super::gpu::{Gpu, Pinned};
+
+const FR: usize = 32;
+/// Elements per parallel piece of a fill.
+const PIECE: usize = 1 << 16;
+
+/// Page-locked blocks, reused across partitions, never more than `cap` bytes in all.
+pub(super) struct PinnedPool {
+    gpu: Arc<Gpu>,
+    cap: usize,
+    state: Mutex<PoolState>,
+}
+
+struct PoolState {
+    free: Vec<Pinned>,
+    allocated: usize,
+}
+
+/// The process's pool: page-locked memory is portable, so one pool serves every GPU. Its cap
+/// is a quarter of the memory available when it is first used.
+pub(super) fn pool(gpu: &Arc<Gpu>) -> Arc<PinnedPool> {
+    static POOL: OnceLock<Arc<PinnedPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let cap = crate::pipeline::available_memory().map_or(16 << 30, |m| (m / 4) as usize);
+        Arc::new(PinnedPool {
+            gpu: gpu.clone(),
+            cap,
+            state: Mutex::new(PoolState {
+                free: vec![],
+                allocated: 0,
+            }),
+        })
+    })
+    .clone()
+}
+
+impl PinnedPool {
+    /// A block of at least `bytes`: the smallest free one that fits, else a new one while the
+    /// cap allows (idle blocks too small are released to make room). None when blocks in use
+    /// hold the cap: the partition then stages as its region goes.
+    pub fn take(self: &Arc<Self>, bytes: usize) -> Result<Option<Block>> {
+        let mut st = self.state.lock();
+        let fits = st
+            .free
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.bytes >= bytes)
+            .min_by_key(|(_, p)| p.bytes)
+            .map(|(i, _)| i);
+        if let Some(i) = fits {
+            let pinned = st.free.swap_remove(i);
+            return Ok(Some(self.block(pinned)));
+        }
+        while st.allocated + bytes > self.cap {
+            let Some(p) = st.free.pop() else {
+                return Ok(None);
+            };
+            st.allocated -= p.bytes;
+        }
+        st.allocated += bytes;
+        drop(st);
+        match Pinned::new(&self.gpu, bytes) {
+            Ok(p) => Ok(Some(self.block(p))),
+            Err(e) => {
+                self.state.lock().allocated -= bytes;
+                Err(e)
+            }
+        }
+    }
+
+    fn block(self: &Arc<Self>, pinned: Pinned) -> Block {
+        Block {
+            pinned: Some(pinned),
+            pool: self.clone(),
+        }
+    }
+}
+
+/// A block taken from the pool; it goes back when dropped.
+pub(super) struct Block {
+    pinned: Option<Pinned>,
+    pool: Arc<PinnedPool>,
+}
+
+impl Block {
+    fn pinned(&self) -> &Pinned {
+        self.pinned.as_ref().expect("held until drop")
+    }
+
+    /// The address of byte `at`, for the copy engines.
+    pub fn ptr(&self, at: usize) -> *const u8 {
+        assert!(at <= self.pinned().bytes);
+        // SAFETY: in bounds, checked above.
+        unsafe { self.pinned().ptr.add(at) }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        let p = self.pinned();
+        // SAFETY: the block's bytes; writers hold `&mut self`.
+        unsafe { std::slice::from_raw_parts(p.ptr, p.bytes) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.pinned
+            .as_mut()
+            .expect("held until drop")
+            .as_mut_slice()
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let Some(p) = self.pinned.take() {
+            self.pool.state.lock().free.push(p);
+        }
+    }
+}
+
+/// `len` elements at byte `at` of a block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Section {
+    pub at: usize,
+    pub len: usize,
+}
+
+impl Section {
+    pub fn bytes(&self, elem: usize) -> usize {
+        self.len * elem
+    }
+}
+
+/// Where a partition's witness sits in its block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Layout {
+    /// A(z), B(z), C(z), verbatim.
+    pub abc: [Section; 3],
+    /// The L, A and B MSMs' scalars, every 1 written as 0 (the tail MSMs skip zeros).
+    pub tails: [Section; 3],
+    /// Each MSM's scalar-one positions (u32): room for the whole tail, `len` of them written.
+    pub ones: [Section; 3],
+    pub bytes: usize,
+}
+
+impl Layout {
+    /// Room for evaluations of `abc` lengths and MSMs of `tails` lengths, every section
+    /// starting on a 256-byte boundary.
+    pub fn plan(abc: [usize; 3], tails: [usize; 3]) -> Layout {
+        let mut at = 0;
+        let mut next = |bytes: usize, len: usize| {
+            let s = Section { at, len };
+            at = (at + bytes).next_multiple_of(256);
+            s
+        };
+        let abc = abc.map(|n| next(n * FR, n));
+        let tails = tails.map(|n| next(n * FR, n));
+        let ones = tails.map(|t| next(t.len * 4, t.len));
+        Layout {
+            abc,
+            tails,
+            ones,
+            bytes: at,
+        }
+    }
+}
+
+/// Copies scalars as bytes, writing 0 where the source holds 1 (whole scalars).
+pub(super) fn zero_ones(dst: &mut [u8], src: &[u8]) {
+    // SAFETY: Scalar is 32 bytes of plain data (blst_fr), its Montgomery form as in memory.
+    let one: [u8; FR] = unsafe { std::mem::transmute(Scalar::ONE) };
+    for (d, s) in dst.chunks_exact_mut(FR).zip(src.chunks_exact(FR)) {
+        if s == one {
+            d.fill(0);
+        } else {
+            d.copy_from_slice(s);
+        }
+    }
+}
+
+fn as_bytes(s: &[Scalar]) -> &[u8] {
+    // SAFETY: a plain-old-data view of blst_fr values.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+
+/// Splits `dst` into the sections' byte ranges (in block order, as `plan` lays them out).
+fn carve<const N: usize>(mut dst: &mut [u8], at: [(usize, usize); N]) -> [&mut [u8]; N] {
+    let mut base = 0;
+    at.map(|(start, bytes)| {
+        let rest = std::mem::take(&mut dst);
+        let (_, rest) = rest.split_at_mut(start - base);
+        let (mine, rest) = rest.split_at_mut(bytes);
+        base = start + bytes;
+        dst = rest;
+        mine
+    })
+}
+
+/// Writes a partition's witness into `dst` as `layout` (from `Layout::plan`) places it, in
+/// parallel on the current pool: the evaluations verbatim, each MSM's scalars with their ones
+/// zeroed and the ones' positions listed. Returns the layout with the ones' counts.
+pub(super) fn fill(
+    dst: &mut [u8],
+    mut layout: Layout,
+    abc: [&[Scalar]; 3],
+    tails: [&[Scalar]; 3],
+) -> Layout {
+    let sec = |s: &Section, elem: usize| (s.at, s.bytes(elem));
+    let [a, b, c, l, ta, tb, ol, oa, ob] = carve(
+        dst,
+        [
+            sec(&layout.abc[0], FR),
+            sec(&layout.abc[1], FR),
+            sec(&layout.abc[2], FR),
+            sec(&layout.tails[0], FR),
+            sec(&layout.tails[1], FR),
+            sec(&layout.tails[2], FR),
+            sec(&layout.ones[0], 4),
+            sec(&layout.ones[1], 4),
+            sec(&layout.ones[2], 4),
+        ],
+    );
+    for (d, s) in [a, b, c].into_iter().zip(abc) {
+        d.par_chunks_mut(PIECE * FR)
+            .zip(as_bytes(s).par_chunks(PIECE * FR))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+    }
+    for (i, ((d, idx), s)) in [l, ta, tb]
+        .into_iter()
+        .zip([ol, oa, ob])
+        .zip(tails)
+        .enumerate()
+    {
+        layout.ones[i].len = split_into(d, idx, s);
+    }
+    layout
+}
+
+/// One MSM's scalars into `dst` with ones zeroed, their positions into `idx` (ascending);
+/// returns how many ones.
+fn split_into(dst: &mut [u8], idx: &mut [u8], src: &[Scalar]) -> usize {
+    let found: Vec<Vec<u32>> = dst
+        .par_chunks_mut(PIECE * FR)
+        .zip(src.par_chunks(PIECE))
+        .enumerate()
+        .map(|(p, (d, s))| {
+            zero_ones(d, as_bytes(s));
+            s.iter()
+                .enumerate()
+                .filter(|(_, x)| **x == Scalar::ONE)
+                .map(|(i, _)| (p * PIECE + i) as u32)
+                .collect()
+        })
+        .collect();
+    let mut at = 0;
+    for f in &found {
+        for (d, i) in idx[at * 4..(at + f.len()) * 4].chunks_exact_mut(4).zip(f) {
+            d.copy_from_slice(&i.to_ne_bytes());
+        }
+        at += f.len();
+    }
+    at
+}
+
+/// A partition's witness in a page-locked block.
+pub(super) struct Witness {
+    pub block: Block,
+    pub layout: Layout,
+}
+
+impl Witness {
+    /// A(z), B(z), C(z) back on the host (the CPU fallback needs them as vectors).
+    pub fn abc(&self) -> [Vec<Scalar>; 3] {
+        self.layout.abc.map(|s| {
+            let bytes = &self.block.bytes()[s.at..s.at + s.bytes(FR)];
+            bytes
+                .chunks_exact(FR)
+                .map(|c| {
+                    // SAFETY: these bytes were copied from Scalars.
+                    unsafe { std::ptr::read_unaligned(c.as_ptr() as *const Scalar) }
+                })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scalars(v: &[u64]) -> Vec<Scalar> {
+        v.iter().map(|x| Scalar::from(*x)).collect()
+    }
+
+    fn read(bytes: &[u8], s: Section) -> Vec<Scalar> {
+        bytes[s.at..s.at + s.bytes(FR)]
+            .chunks_exact(FR)
+            .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr() as *const Scalar) })
+            .collect()
+    }
+
+    #[test]
+    fn a_filled_block_holds_the_evaluations_and_each_msm_split_into_ones_and_the_rest() {
+        let abc = [scalars(&[1, 2, 3]), scalars(&[4, 5]), scalars(&[6])];
+        // More than one parallel piece, ones at both ends and across the piece boundary.
+        let n = PIECE + 7;
+        let l: Vec<Scalar> = (0..n)
+            .map(|i| match i % 5 {
+                0 | 3 => Scalar::ONE,
+                1 => Scalar::ZERO,
+                _ => Scalar::from(i as u64 + 2),
+            })
+            .collect();
+        let a = scalars(&[1, 1, 1]);
+        let b = scalars(&[9, 0]);
+        let layout = Layout::plan([3, 2, 1], [l.len(), a.len(), b.len()]);
+        assert!(layout
+            .abc
+            .iter()
+            .chain(&layout.tails)
+            .all(|s| s.at % 256 == 0));
+        let mut block = vec![0xAAu8; layout.bytes];
+        let got = fill(
+            &mut block,
+            layout,
+            [&abc[0], &abc[1], &abc[2]],
+            [&l, &a, &b],
+        );
+        for (s, want) in got.abc.iter().zip(&abc) {
+            assert_eq!(&read(&block, *s), want);
+        }
+        for (i, src) in [&l, &a, &b].into_iter().enumerate() {
+            let tail = read(&block, got.tails[i]);
+            let want: Vec<Scalar> = src
+                .iter()
+                .map(|s| if *s == Scalar::ONE { Scalar::ZERO } else { *s })
+                .collect();
+            assert_eq!(tail, want, "msm {i}");
+            let ones: Vec<u32> = block[got.ones[i].at..got.ones[i].at + got.ones[i].len * 4]
+                .chunks_exact(4)
+                .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
+                .collect();
+            let want: Vec<u32> = (0..src.len() as u32)
+                .filter(|j| src[*j as usize] == Scalar::ONE)
+                .collect();
+            assert_eq!(ones, want, "msm {i}");
+        }
+        assert_eq!(got.ones.map(|s| s.len)[1..], [3, 0]);
+    }
+}
