@@ -298,10 +298,29 @@ pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
         .get(workload, &progress)
         .with_context(|| format!("parameters for {label}"));
     // Parameters the user named that do not fit are bad input; a failed setup is not.
-    if session.params_file {
+    let loaded = if session.params_file {
         usage(loaded)
     } else {
         loaded
+    }?;
+    reserve_prestage(session, &loaded);
+    Ok(loaded)
+}
+
+/// Page-locks the prestaging memory before the first job, saying so when it takes a while.
+/// Failing to is not an error: partitions then stage as they go.
+fn reserve_prestage(session: &Session, loaded: &Loaded) {
+    let start = Instant::now();
+    match session.engine.reserve_prestage(loaded) {
+        Ok(0) => {}
+        Ok(bytes) => tracing::info!(
+            "prestage: {:.1} GB of page-locked memory for witnesses in {:.1} s",
+            bytes as f64 / 1e9,
+            start.elapsed().as_secs_f64()
+        ),
+        Err(e) => tracing::warn!(
+            "prestage: could not page-lock memory ahead ({e:#}); partitions will stage as they go"
+        ),
     }
 }
 

@@ -207,4 +207,9 @@ pub trait Executor: Send + Sync {
     fn prestage(&self, _asg: &mut Assignment, _msms: &Msms) -> Option<Prestaged> {
         None
     }
+    /// Makes room ahead of time for `count` partitions' prestaged witnesses of `rows` rows and
+    /// MSMs of `tails` scalars (L, A, B); returns the bytes set aside.
+    fn reserve_prestage(&self, _rows: usize, _tails: [usize; 3], _count: usize) -> Result<u64> {
+        Ok(0)
+    }
 }

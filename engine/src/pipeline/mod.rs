@@ -182,6 +182,31 @@ impl EngineHandle {
         self.shared.state.lock().cfg.clone()
     }
 
+    /// With `prestage` on, sets aside host memory for the witnesses of as many partitions of
+    /// this parameter set as the pipeline holds at once (synthesising, queued, on devices), so
+    /// that page-locking it is paid once, before the first job. Returns the bytes set aside.
+    pub fn reserve_prestage(&self, loaded: &crate::params::store::Loaded) -> Result<u64> {
+        let st = self.shared.state.lock();
+        let Some(exec) = st
+            .devices
+            .iter()
+            .find(|d| !d.retiring)
+            .map(|d| d.exec.clone())
+        else {
+            return Ok(0);
+        };
+        if !st.cfg.prestage {
+            return Ok(0);
+        }
+        let count = st.cfg.synthesis_workers
+            + state::QUEUE_SLACK
+            + st.cfg.gpu_workers_per_device * st.devices.len();
+        drop(st);
+        let p = &loaded.params;
+        let tails = [loaded.shape.num_aux, p.a.len(), p.b_g1.len()];
+        exec.reserve_prestage(loaded.shape.num_rows(), tails, count)
+    }
+
     /// Submits a job; its parameters must be obtainable (loaded, cached or generated first).
     pub fn submit(&self, spec: JobSpec) -> Result<JobId> {
         synthesis::submit(&self.shared, spec)

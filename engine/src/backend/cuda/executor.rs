@@ -633,6 +633,12 @@ impl Executor for CudaExecutor {
         })
     }
 
+    fn reserve_prestage(&self, rows: usize, tails: [usize; 3], count: usize) -> Result<u64> {
+        let bytes = prestage::Layout::plan([rows; 3], tails).bytes;
+        let free = prestage::pool(&self.gpu).reserve(bytes, count)?;
+        Ok((free * bytes) as u64)
+    }
+
     fn prove_region(
         &self,
         input: RegionInput<'_>,

@@ -80,6 +80,43 @@ impl PinnedPool {
         }
     }
 
+    /// Allocates blocks of `bytes` until `count` of at least that size are free, within the
+    /// cap, several at once (page-locking is slow: ~2 GB/s a block): a run pays it before its
+    /// first partition rather than one synthesis worker at a time. Returns the blocks free.
+    pub fn reserve(self: &Arc<Self>, bytes: usize, count: usize) -> Result<usize> {
+        let missing = {
+            let mut st = self.state.lock();
+            let have = st.free.iter().filter(|p| p.bytes >= bytes).count();
+            let room = (self.cap.saturating_sub(st.allocated)) / bytes.max(1);
+            let missing = count.saturating_sub(have).min(room);
+            st.allocated += missing * bytes;
+            missing
+        };
+        let made: Vec<Result<Pinned>> = std::thread::scope(|s| {
+            let jobs: Vec<_> = (0..missing)
+                .map(|_| s.spawn(|| Pinned::new(&self.gpu, bytes)))
+                .collect();
+            jobs.into_iter()
+                .map(|j| j.join().expect("allocating a page-locked block"))
+                .collect()
+        });
+        let mut st = self.state.lock();
+        let mut err = None;
+        for m in made {
+            match m {
+                Ok(p) => st.free.push(p),
+                Err(e) => {
+                    st.allocated -= bytes;
+                    err.get_or_insert(e);
+                }
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(st.free.iter().filter(|p| p.bytes >= bytes).count()),
+        }
+    }
+
     fn block(self: &Arc<Self>, pinned: Pinned) -> Block {
         Block {
             pinned: Some(pinned),
