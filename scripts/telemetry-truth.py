@@ -19,6 +19,7 @@ print("| device | window s | engine busy (kernels) | engine busy or copying | NV
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 def rel(a, b):
     return abs(a - b) / max(abs(b), 1.0)
+notes = []  # printed after the table, so that the rows of several devices stay one table
 for d in v.get("devices", []):
     n, t = d.get("nvml"), d["timeline"]
     if not d["id"].startswith("gpu"):
@@ -45,12 +46,14 @@ for d in v.get("devices", []):
     if d2h >= 0.05 * (h2d + d2h):
         ok &= rd <= 0.10
     else:
-        print(f"\n{d['id']}: device-to-host not checked: the engine copied {d2h/1e6:.3f} MB "
-              f"of {(h2d + d2h)/1e9:.2f} GB, NVML saw {tx/1e9:.3f} GB leave the GPU "
-              f"({100 * tx / max(rx, 1):.1f} % of what entered).")
+        notes.append(f"{d['id']}: device-to-host not checked: the engine copied {d2h/1e6:.3f} MB "
+                     f"of {(h2d + d2h)/1e9:.2f} GB, NVML saw {tx/1e9:.3f} GB leave the GPU "
+                     f"({100 * tx / max(rx, 1):.1f} % of what entered).")
     ok &= t["compute_overlaps"] == 0 and t["copies_on_compute_lane"] == 0
     gaps = ", ".join(f"{k} {x:.2f} s" for k, x in sorted(d["gaps"].items(), key=lambda kv: -kv[1]) if x > 0)
-    print(f"\n{d['id']} gaps: {gaps}\n")
+    notes.append(f"{d['id']} gaps: {gaps}")
+for note in notes:
+    print(f"\n{note}")
 print("\nNVML PCIe bytes: " + ("GPM counters." if any((d.get('nvml') or {}).get('gpm_pcie_rx_bytes') for d in v.get('devices', [])) else "throughput counters (sampled)."))
 print("\n**" + ("all checks pass" if ok else "A CHECK FAILED") + "**\n")
 sys.exit(0 if ok else 1)
