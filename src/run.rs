@@ -313,11 +313,15 @@ fn reserve_prestage(session: &Session, loaded: &Loaded) {
     let start = Instant::now();
     match session.engine.reserve_prestage(loaded) {
         Ok(0) => {}
-        Ok(bytes) => tracing::info!(
-            "prestage: {:.1} GB of page-locked memory for witnesses in {:.1} s",
-            bytes as f64 / 1e9,
-            start.elapsed().as_secs_f64()
-        ),
+        Ok(bytes) => {
+            let line = format!(
+                "prestage: {:.1} GB of page-locked memory for witnesses in {:.1} s",
+                bytes as f64 / 1e9,
+                start.elapsed().as_secs_f64()
+            );
+            tracing::info!("{line}");
+            eprintln!("{line}");
+        }
         Err(e) => tracing::warn!(
             "prestage: could not page-lock memory ahead ({e:#}); partitions will stage as they go"
         ),

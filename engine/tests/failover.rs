@@ -1,19 +1,16 @@
 //! A device that fails mid-run: its partitions move to the other devices and no proof is lost;
 //! with no other device, the partition fails with the fault and the device stays in service.
 
+mod common;
+
 use anyhow::Result;
 use provetop_engine::backend::cpu::CpuExecutor;
 use provetop_engine::backend::{BackendKind, DeviceFault, Executor, Gate, RegionInput, Steps};
-use provetop_engine::circuit::Workload;
-use provetop_engine::config::EngineConfig;
-use provetop_engine::params::store::ParamsStore;
-use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome};
 use provetop_engine::prover::RegionResult;
-use provetop_engine::telemetry::{Bus, Clock, DeviceInfo, Event, JobState};
+use provetop_engine::telemetry::{Bus, DeviceInfo, Event, JobState};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A CPU device that proves `good` regions, then fails every later one as a lost GPU does.
 struct Flaky {
@@ -66,47 +63,19 @@ struct Run {
     events: Vec<Event>,
 }
 
-/// Submits `jobs` jobs of 3 partitions to a cpu engine with `device` beside its own.
+/// Runs `jobs` jobs of 3 partitions on a cpu engine with `device` beside its own.
 fn run(device: Arc<Flaky>, jobs: u64) -> Run {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(ParamsStore::new(Some(dir.path().to_path_buf()), None));
-    let cfg = EngineConfig {
-        cpu_devices: 1,
-        synthesis_threads: 2,
-        prover_threads: 2,
-        ..Default::default()
-    };
     let bus = Bus::new();
     let events = bus.subscribe(1 << 16);
-    let engine =
-        EngineHandle::start_with_executors(cfg, store, bus, Clock::start(), vec![device]).unwrap();
-    for seed in 0..jobs {
-        engine
-            .submit(JobSpec {
-                workload: Workload::Synthetic {
-                    log2_constraints: 8,
-                },
-                partitions: 3,
-                seed,
-            })
-            .unwrap();
-    }
-    let (mut parts, mut done) = (BTreeMap::new(), 0);
-    while done < jobs {
-        match engine
-            .outcomes()
-            .recv_timeout(Duration::from_secs(120))
-            .expect("the engine keeps proving")
-        {
-            Outcome::Partition(p) => {
-                let key = (p.record.job, p.record.partition);
-                assert_eq!(p.record.verified, p.record.error.is_none());
-                let value = (p.record.device.clone(), p.record.error.clone());
-                assert!(parts.insert(key, value).is_none(), "duplicate {key:?}");
-            }
-            Outcome::JobDone { .. } => done += 1,
-        }
-    }
+    let engine = common::engine_with(dir.path(), device, bus);
+    let mut parts = BTreeMap::new();
+    common::run_jobs(&engine, jobs, 3, |p| {
+        let key = (p.record.job, p.record.partition);
+        assert_eq!(p.record.verified, p.record.error.is_none());
+        let value = (p.record.device.clone(), p.record.error.clone());
+        assert!(parts.insert(key, value).is_none(), "duplicate {key:?}");
+    });
     let devices = engine
         .status()
         .devices

@@ -128,15 +128,31 @@ pub struct RegionInput<'a> {
 }
 
 /// A partition's witness as an executor laid it out on the host right after synthesis (the
-/// cuda backend: in page-locked memory, ready for the copy engines). Only the executor that
-/// made it reads `data`.
+/// cuda backend: in page-locked memory, ready for the copy engines). Its layout is the maker's
+/// business; any other executor takes a/b/c back as vectors (`RegionInput::restore_abc`).
 pub struct Prestaged {
     /// Rows of the assignment (its a/b/c may have moved here).
     pub rows: usize,
-    pub data: Box<dyn std::any::Any + Send + Sync>,
+    pub data: Box<dyn Staged>,
+}
+
+/// What a `Prestaged` holds.
+pub trait Staged: Send + Sync + 'static {
+    /// A(z), B(z), C(z), copied back out.
+    fn abc(&self) -> [Vec<Scalar>; 3];
+    /// For the maker to recognise its own layout.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl<'a> RegionInput<'a> {
+    /// Puts a/b/c back into `abc` when they moved into `prestaged`: for an executor that does
+    /// not read the prestaged layout (a CPU fallback, another backend).
+    pub fn restore_abc(&mut self) {
+        if let Some(p) = self.prestaged.filter(|_| self.abc[0].is_empty()) {
+            self.abc = p.data.abc();
+        }
+    }
+
     /// Moves the evaluations out of `asg`, which keeps the witness for the finalizer.
     pub fn new(
         asg: &'a mut Assignment,

@@ -174,19 +174,23 @@ fn dispatch(shared: Arc<Shared>) {
         let job = &st.jobs[&ticket.job];
         let (spec, loaded, bytes) = (job.spec.clone(), job.loaded.clone(), job.bytes);
         // Prestaging lays the witness out for the copy engines here, off the device workers'
-        // path; page-locked memory serves every device, so any device in service may do it.
-        let stager = st
-            .cfg
-            .prestage
-            .then(|| st.devices.iter().find(|d| !d.retiring))
-            .flatten()
-            .map(|d| d.exec.clone());
+        // path: the first device in service that can does it (page-locked memory serves every
+        // GPU; a device that cannot read the layout takes a/b/c back out of it).
+        let stagers: Vec<_> = match st.cfg.prestage {
+            true => st
+                .devices
+                .iter()
+                .filter(|d| !d.retiring)
+                .map(|d| d.exec.clone())
+                .collect(),
+            false => vec![],
+        };
         st.synthesizing += 1;
         st.host_in_use += bytes;
         let pool = st.synthesis_pool.clone();
         drop(st);
         let shared = shared.clone();
-        pool.spawn(move || synthesize(&shared, ticket, spec, loaded, bytes, stager));
+        pool.spawn(move || synthesize(&shared, ticket, spec, loaded, bytes, stagers));
     }
 }
 
@@ -197,7 +201,7 @@ fn synthesize(
     spec: JobSpec,
     loaded: Arc<crate::params::store::Loaded>,
     bytes: u64,
-    stager: Option<Arc<dyn Executor>>,
+    stagers: Vec<Arc<dyn Executor>>,
 ) {
     let start = Instant::now();
     let seed = partition_seed(spec.seed, ticket.job, ticket.partition);
@@ -221,7 +225,9 @@ fn synthesize(
     };
     span(Stage::Synthesis, start, synthesized);
     let result = result.map(|(mut asg, msms)| {
-        let prestaged = stager.and_then(|exec| exec.prestage(&mut asg, &msms));
+        let prestaged = stagers
+            .iter()
+            .find_map(|exec| exec.prestage(&mut asg, &msms));
         (asg, msms, prestaged)
     });
     let end = Instant::now();

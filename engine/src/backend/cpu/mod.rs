@@ -77,6 +77,8 @@ impl Executor for CpuExecutor {
         gate: &mut dyn Gate,
         steps: &mut Steps,
     ) -> Result<RegionResult> {
+        let mut input = input;
+        input.restore_abc();
         let domain = self.domain(input.log2_domain);
         // Nothing to stage on the host: the region is all compute.
         gate.compute(steps);

@@ -320,7 +320,7 @@ impl CudaExecutor {
         // The witness MSMs' 0/1 split: done after synthesis when prestaged, else here.
         let staged = input
             .prestaged
-            .and_then(|p| p.data.downcast_ref::<prestage::Witness>());
+            .and_then(|p| p.data.as_any().downcast_ref::<prestage::Witness>());
         let splits = match staged {
             Some(_) => None,
             None => {
@@ -645,6 +645,11 @@ impl Executor for CudaExecutor {
         gate: &mut dyn Gate,
         steps: &mut Steps,
     ) -> Result<RegionResult> {
+        let mut input = input;
+        let ours = |p: &Prestaged| p.data.as_any().is::<prestage::Witness>();
+        if !input.prestaged.is_some_and(ours) {
+            input.restore_abc();
+        }
         *self.running.lock() += 1;
         let mut result = self.run(&input, gate, steps);
         {
@@ -680,13 +685,6 @@ impl Executor for CudaExecutor {
                     "{}: {e}; this partition proves on the CPU instead",
                     self.name
                 );
-                let mut input = input;
-                if let Some(w) = input
-                    .prestaged
-                    .and_then(|p| p.data.downcast_ref::<prestage::Witness>())
-                {
-                    input.abc = w.abc();
-                }
                 return self.cpu()?.prove_region(input, gate, steps);
             }
         }

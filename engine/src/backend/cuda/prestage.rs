@@ -315,9 +315,8 @@ pub(super) struct Witness {
     pub layout: Layout,
 }
 
-impl Witness {
-    /// A(z), B(z), C(z) back on the host (the CPU fallback needs them as vectors).
-    pub fn abc(&self) -> [Vec<Scalar>; 3] {
+impl crate::backend::Staged for Witness {
+    fn abc(&self) -> [Vec<Scalar>; 3] {
         self.layout.abc.map(|s| {
             let bytes = &self.block.bytes()[s.at..s.at + s.bytes(FR)];
             bytes
@@ -328,6 +327,10 @@ impl Witness {
                 })
                 .collect()
         })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
