@@ -27,9 +27,14 @@ def row(path):
         f"{x['id']} " + ", ".join(f"{c} {t:.1f}" for c, t in
                                   sorted(x.get("gaps", {}).items(), key=lambda ct: -ct[1])[:3])
         for x in d.get("devices", []))
-    return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f} | {stages} | {busy} | {gaps} |"
+    # The host: mean core busy, the synthesis pool's, DDR pressure (0 idle .. 1 saturated).
+    h = d.get("host")
+    host = "-" if not h else (f"cpu {100 * h['cpu_busy_mean']:.0f}%, synthesis "
+                             f"{100 * h['pools_busy_mean'].get('synthesis', 0):.0f}%, "
+                             f"ddr {h['ddr_pressure_mean']:.2f}")
+    return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f} | {stages} | {busy} | {gaps} | {host} |"
 
-print("| run | verified | proofs/h | " + " | ".join(STAGES) + " | busy | idle s (top causes) |")
-print("|" + "---|" * (len(STAGES) + 5))
+print("| run | verified | proofs/h | " + " | ".join(STAGES) + " | busy | idle s (top causes) | host |")
+print("|" + "---|" * (len(STAGES) + 6))
 for p in sys.argv[1:]:
     print(row(p))

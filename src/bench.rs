@@ -156,6 +156,9 @@ fn report_json(
     // Devices (busy time, gaps by cause) come from telemetry: absent with `--telemetry off`.
     if session.engine.bus().is_enabled() {
         report["devices"] = json!(out.report.devices(out.start, out.end));
+        if let Some(host) = out.report.host(out.start, out.end) {
+            report["host"] = json!(host);
+        }
         // CPU time of the samplers and the exporter since the engine started (so including
         // parameter loading), against the cores over the run's wall time.
         let cores = provetop_engine::config::cores() as f64;

@@ -110,6 +110,23 @@ pub struct NvmlSummary {
     pub memory_used_max_bytes: f64,
 }
 
+/// The host over a run: how busy its cores and the engine's pools were and how hard its memory
+/// was pressed (means of the samples inside the run; absent where telemetry was off).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct HostReport {
+    /// Mean busy fraction over every core.
+    pub cpu_busy_mean: f64,
+    /// Busy fraction of each engine pool (`synthesis`, `prover`, `cpu0`, …).
+    pub pools_busy_mean: BTreeMap<String, f64>,
+    /// DDR bandwidth pressure, 0 (idle) .. 1 (saturated), and the bandwidth read or probed.
+    pub ddr_pressure_mean: f64,
+    pub ddr_pressure_max: f64,
+    pub ddr_bytes_per_second_mean: f64,
+    /// Host memory traffic the engine accounts for itself.
+    pub engine_bytes_per_second_mean: f64,
+    pub samples: usize,
+}
+
 /// The engine's own PCIe byte counts over the run.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct PcieSummary {
@@ -227,6 +244,8 @@ pub struct ReportBuilder {
     span_bytes: BTreeMap<String, (u64, u64)>,
     /// Per device: spans on its copy lanes, for the busy-or-copying fraction.
     copies: BTreeMap<String, Copies>,
+    /// Host samples (cores, pools, DDR) as (metric, time, value).
+    host: Vec<(String, Nanos, f64)>,
 }
 
 /// A device's copy spans: whole uploads and downloads, and the copy engine's pieces of the
@@ -311,6 +330,16 @@ impl ReportBuilder {
 
     /// A sample: NVML and the engine's PCIe counters feed the device summary.
     pub fn add_sample(&mut self, s: &Sample) {
+        let host = [
+            metrics::CPU_CORE_PREFIX,
+            metrics::CPU_POOL_PREFIX,
+            metrics::HOST_DDR,
+            metrics::HOST_ENGINE_BYTES,
+        ];
+        if s.device.is_none() && host.iter().any(|m| s.metric.starts_with(m)) {
+            self.host.push((s.metric.clone(), s.t, s.value));
+            return;
+        }
         let (Some(device), Some(metric)) =
             (&s.device, SUMMARY_METRICS.iter().find(|m| **m == s.metric))
         else {
@@ -469,6 +498,44 @@ impl ReportBuilder {
                 id: g.device,
             })
             .collect()
+    }
+
+    /// The host's samples inside [from, to], summarised; None without any.
+    pub fn host(&self, from: Nanos, to: Nanos) -> Option<HostReport> {
+        let inside: Vec<_> = self
+            .host
+            .iter()
+            .filter(|(_, t, _)| *t > from && *t <= to)
+            .collect();
+        if inside.is_empty() {
+            return None;
+        }
+        let values = |want: &dyn Fn(&str) -> bool| -> Vec<f64> {
+            inside
+                .iter()
+                .filter(|(m, _, _)| want(m))
+                .map(|(_, _, v)| *v)
+                .collect()
+        };
+        let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let pressure = values(&|m| m == metrics::HOST_DDR_PRESSURE);
+        let mut pools = BTreeMap::new();
+        for (m, _, _) in &inside {
+            if let Some(pool) = m.strip_prefix(metrics::CPU_POOL_PREFIX) {
+                pools
+                    .entry(pool.to_string())
+                    .or_insert_with(|| mean(values(&|x| x == m.as_str())));
+            }
+        }
+        Some(HostReport {
+            cpu_busy_mean: mean(values(&|m| m.starts_with(metrics::CPU_CORE_PREFIX))),
+            pools_busy_mean: pools,
+            ddr_pressure_max: pressure.iter().copied().fold(0.0, f64::max),
+            ddr_pressure_mean: mean(pressure),
+            ddr_bytes_per_second_mean: mean(values(&|m| m == metrics::HOST_DDR)),
+            engine_bytes_per_second_mean: mean(values(&|m| m == metrics::HOST_ENGINE_BYTES)),
+            samples: inside.len(),
+        })
     }
 
     fn steady_busy(&self, device: &str, from: Nanos, to: Nanos) -> f64 {
@@ -633,6 +700,37 @@ mod tests {
         assert_eq!(r.steady_busy("gpu0", 0, 100), 20.0 / 30.0);
         assert_eq!(r.steady_busy("gpu0", 35, 100), 1.0, "clipped to the window");
         assert_eq!(r.steady_busy("cpu0", 0, 100), 0.0, "no kernels");
+    }
+
+    #[test]
+    fn the_host_summary_averages_the_samples_inside_the_run() {
+        let mut r = ReportBuilder::default();
+        let sample = |metric: &str, t: Nanos, value: f64| Sample {
+            t,
+            metric: metric.into(),
+            device: None,
+            value,
+        };
+        for (m, t, v) in [
+            ("cpu.core.0", 5, 0.9), // before the run: left out
+            ("cpu.core.0", 10, 0.5),
+            ("cpu.core.1", 10, 1.0),
+            ("cpu.pool.synthesis", 10, 0.75),
+            ("host.ddr.pressure", 10, 0.2),
+            ("host.ddr.pressure", 20, 0.6),
+            ("host.ddr", 20, 4e10),
+            ("host.ram.used", 20, 1e9), // not a host summary metric
+        ] {
+            r.add_sample(&sample(m, t, v));
+        }
+        assert!(r.host(100, 200).is_none());
+        let h = r.host(6, 20).unwrap();
+        assert_eq!(h.cpu_busy_mean, 0.75);
+        assert_eq!(h.pools_busy_mean["synthesis"], 0.75);
+        assert!((h.ddr_pressure_mean - 0.4).abs() < 1e-12);
+        assert_eq!(h.ddr_pressure_max, 0.6);
+        assert_eq!(h.ddr_bytes_per_second_mean, 4e10);
+        assert_eq!(h.samples, 6);
     }
 
     #[test]
