@@ -106,39 +106,35 @@ pub fn par_filled<T: Copy + Send + Sync>(v: T, len: usize) -> Vec<T> {
     out
 }
 
-/// Three vectors of `len`, element i of each from `f(i)`, filled in parallel and written once
-/// (no zeroing pass first: at 2^24 that pass alone writes 1.6 GB): A, B and C of a synthesis.
-pub fn par_triples<T: Send>(
+/// N vectors of `len`, element i of each from `f(i)`, filled in parallel and written once (no
+/// zeroing pass first: at 2^24 that pass alone writes 1.6 GB): A, B, C and the witness of a
+/// synthesis, in one pass over the rows.
+pub fn par_columns<T: Send, const N: usize>(
     len: usize,
-    f: impl Fn(usize) -> (T, T, T) + Sync,
-) -> (Vec<T>, Vec<T>, Vec<T>) {
+    f: impl Fn(usize) -> [T; N] + Sync,
+) -> [Vec<T>; N] {
     use rayon::prelude::*;
+    /// Column bases, shared by the chunks, which write disjoint ranges.
+    struct Bases<T, const N: usize>([*mut T; N]);
+    // SAFETY: each chunk writes only its own indices of each column.
+    unsafe impl<T: Send, const N: usize> Sync for Bases<T, N> {}
     const CHUNK: usize = 1 << 12;
-    let (mut a, mut b, mut c) = (
-        Vec::with_capacity(len),
-        Vec::with_capacity(len),
-        Vec::with_capacity(len),
-    );
-    a.spare_capacity_mut()[..len]
-        .par_chunks_mut(CHUNK)
-        .zip(b.spare_capacity_mut()[..len].par_chunks_mut(CHUNK))
-        .zip(c.spare_capacity_mut()[..len].par_chunks_mut(CHUNK))
-        .enumerate()
-        .for_each(|(ci, ((a, b), c))| {
-            for (i, ((a, b), c)) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).enumerate() {
-                let (x, y, z) = f(ci * CHUNK + i);
-                a.write(x);
-                b.write(y);
-                c.write(z);
+    let mut cols: [Vec<T>; N] = std::array::from_fn(|_| Vec::with_capacity(len));
+    let bases: Bases<T, N> = Bases(std::array::from_fn(|k| cols[k].as_mut_ptr()));
+    (0..len.div_ceil(CHUNK)).into_par_iter().for_each(|ci| {
+        let bases = &bases;
+        for i in ci * CHUNK..((ci + 1) * CHUNK).min(len) {
+            for (k, v) in f(i).into_iter().enumerate() {
+                // SAFETY: i < len ≤ capacity, and no other chunk writes index i.
+                unsafe { bases.0[k].add(i).write(v) };
             }
-        });
+        }
+    });
     // SAFETY: every element below `len` was written above (a panic in `f` never gets here).
-    unsafe {
-        a.set_len(len);
-        b.set_len(len);
-        c.set_len(len);
+    for c in &mut cols {
+        unsafe { c.set_len(len) };
     }
-    (a, b, c)
+    cols
 }
 
 /// One satisfied R1CS instance, ready for the prover.

@@ -52,7 +52,7 @@ pub mod sha256;
 pub mod shape;
 pub mod synthetic;
 
-pub use assignment::{is_satisfied, par_triples, Assignment, Density, ProvingCs};
+pub use assignment::{is_satisfied, par_columns, Assignment, Density, ProvingCs};
 pub use shape::Shape;
 
 use anyhow::{bail, Result};

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::{par_triples, Assignment, Density, Shape};
+use super::{par_columns, Assignment, Density, Shape};
 
 /// Bumped whenever the mix changes: it is part of the params cache key.
 pub const VERSION: u64 = 2;
@@ -494,29 +494,39 @@ impl SyntheticCircuit {
         }
     }
 
-    /// A(z), B(z), C(z) of row j straight from its kind, without building linear
-    /// combinations: operands are bit variables, read from `bits`; `w` is the row's own
-    /// variable. Must agree with `row`.
-    fn eval_row(&self, j: usize, w: Scalar, wit: Witness<'_>) -> (Scalar, Scalar, Scalar) {
+    /// A(z), B(z), C(z) of row j and the value w of its own variable, straight from its kind,
+    /// without building linear combinations: operands are bit variables, read from `bits`.
+    /// Lin and pack rows compute their sum once for A and w. Must agree with `row` and `value`.
+    fn eval_row(&self, j: usize, wit: Witness<'_>) -> [Scalar; 4] {
         let (st, bits, inputs) = (&self.st, wit.bits, wit.inputs);
         let o = st.operands(j);
         let v = |x: u32| bit_scalar(bits[x as usize] == 1);
+        let own = bit_scalar(bits[j] == 1);
         match st.kinds[j] {
-            Kind::Input => (inputs[j + 1], Scalar::ONE, w),
-            Kind::Src => (w, Scalar::ONE - w, Scalar::ZERO),
-            Kind::Xor => (v(o[0]).double(), v(o[1]), v(o[0]) + v(o[1]) - w),
-            Kind::Mux => (v(o[0]), v(o[1]) - v(o[2]), w - v(o[2])),
-            Kind::Lin => (
-                st.lin_sum(j, |x| bits[x] == 1),
-                v(o[13]) + Scalar::ONE,
-                w - v(o[14]),
-            ),
+            Kind::Input => {
+                let w = inputs[j + 1];
+                [w, Scalar::ONE, w, w]
+            }
+            Kind::Src => [own, Scalar::ONE - own, Scalar::ZERO, own],
+            Kind::Xor => [v(o[0]).double(), v(o[1]), v(o[0]) + v(o[1]) - own, own],
+            Kind::Mux => [v(o[0]), v(o[1]) - v(o[2]), own - v(o[2]), own],
+            Kind::Lin => {
+                let sum = st.lin_sum(j, |x| bits[x] == 1);
+                let (y, z) = (v(o[13]), v(o[14]));
+                let w = if bits[o[13] as usize] == 1 {
+                    sum.double()
+                } else {
+                    sum
+                } + z;
+                [sum, y + Scalar::ONE, w - z, w]
+            }
             Kind::Pack => {
                 let a = o
                     .iter()
                     .enumerate()
                     .fold(0u64, |acc, (t, s)| acc + ((bits[*s as usize] as u64) << t));
-                (Scalar::from(a), Scalar::ONE, w)
+                let w = Scalar::from(a);
+                [w, Scalar::ONE, w, w]
             }
         }
     }
@@ -528,19 +538,17 @@ impl SyntheticCircuit {
             .chain((0..PUBLIC_INPUTS).map(|i| self.input_value(i)))
             .collect();
         let bits = self.bits();
-        let aux: Vec<Scalar> = (0..n)
-            .into_par_iter()
-            .map(|j| self.value(j, &bits))
-            .collect();
         let wit = Witness {
             bits: &bits,
             inputs: &inputs,
         };
-        let (a, b, c) = par_triples(n + inputs.len(), |j| match j.checked_sub(n) {
-            None => self.eval_row(j, aux[j], wit),
-            // The input rows `x * 0 = 0`.
-            Some(i) => (inputs[i], Scalar::ZERO, Scalar::ZERO),
+        // One pass over the rows writes A, B, C and the witness; the input rows `x * 0 = 0`
+        // come last and have no variable of their own.
+        let [a, b, c, mut aux] = par_columns(n + inputs.len(), |j| match j.checked_sub(n) {
+            None => self.eval_row(j, wit),
+            Some(i) => [inputs[i], Scalar::ZERO, Scalar::ZERO, Scalar::ZERO],
         });
+        aux.truncate(n);
         let st = &self.st;
         Assignment {
             a,
