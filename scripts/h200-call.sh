@@ -30,7 +30,7 @@ say() { echo "$*" | tee -a "$SUMMARY" >&2; }
   echo
   echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader | head -1)"
   echo "- host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
-  echo "- binary: $BIN ($(git rev-parse --short HEAD 2>/dev/null || echo unknown)); steps: ${STEPS:-}"
+  echo "- binary: $BIN (built at $(cat "$(dirname "$BIN")/COMMIT" 2>/dev/null || echo "an unknown commit")); steps: ${STEPS:-}"
   echo
 } >>"$SUMMARY"
 "$BIN" devices >"$WORK/devices.txt" 2>&1

@@ -43,7 +43,7 @@ fi
 echo "# Telemetry on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 echo
 echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "- binary built at: $(cat "$(dirname "${BIN:-.carry/provetop}")/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv,noheader | head -1)"
 echo "- host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 echo "- command: scripts/telemetry-h200.sh (LOG2=$LOG2 PROOFS=$PROOFS ROUNDS=$ROUNDS)"
