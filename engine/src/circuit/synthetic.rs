@@ -294,11 +294,36 @@ impl Structure {
     }
 }
 
+/// One bit per variable, packed. Rows read their operands' bits at random; packed, 2^24
+/// variables take 2 MB, which stays in a core's L2 cache where a byte each (16 MB) did not.
+struct Bits(Vec<u64>);
+
+impl Bits {
+    /// Bit j is `f(j)`, for j < n; words are filled in parallel.
+    fn build(n: usize, f: impl Fn(usize) -> bool + Sync) -> Bits {
+        Bits(
+            (0..n.div_ceil(64))
+                .into_par_iter()
+                .map(|w| {
+                    (0..64)
+                        .filter(|i| w * 64 + i < n && f(w * 64 + i))
+                        .fold(0u64, |word, i| word | 1 << i)
+                })
+                .collect(),
+        )
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> bool {
+        self.0[i >> 6] >> (i & 63) & 1 == 1
+    }
+}
+
 /// What evaluating a row reads of the partition's witness.
 #[derive(Clone, Copy)]
 struct Witness<'a> {
-    /// 0 or 1 for every bit variable.
-    bits: &'a [u8],
+    /// The value of every bit variable (false elsewhere).
+    bits: &'a Bits,
     /// Public inputs, the constant one first.
     inputs: &'a [Scalar],
 }
@@ -385,46 +410,36 @@ impl SyntheticCircuit {
         Scalar::from_u64s_le(&limbs).unwrap()
     }
 
-    /// The value (0 or 1) of every bit variable, 0 elsewhere: sources first, then the gates on
+    /// The value of every bit variable, false elsewhere: sources first, then the gates on
     /// them, whose operands are all sources.
-    fn bits(&self) -> Vec<u8> {
+    fn bits(&self) -> Bits {
         let st = &self.st;
-        let src: Vec<u8> = (0..self.rows)
-            .into_par_iter()
-            .map(|j| {
-                if st.kinds[j] == Kind::Src {
-                    self.src_bit(j)
-                } else {
-                    0
-                }
-            })
-            .collect();
-        (0..self.rows)
-            .into_par_iter()
-            .map(|j| {
-                let o = st.operands(j);
-                match st.kinds[j] {
-                    Kind::Src => src[j],
-                    Kind::Xor => src[o[0] as usize] ^ src[o[1] as usize],
-                    Kind::Mux if src[o[0] as usize] == 1 => src[o[1] as usize],
-                    Kind::Mux => src[o[2] as usize],
-                    _ => 0,
-                }
-            })
-            .collect()
+        let src = Bits::build(self.rows, |j| {
+            st.kinds[j] == Kind::Src && self.src_bit(j) == 1
+        });
+        Bits::build(self.rows, |j| {
+            let o = st.operands(j);
+            match st.kinds[j] {
+                Kind::Src => src.get(j),
+                Kind::Xor => src.get(o[0] as usize) ^ src.get(o[1] as usize),
+                Kind::Mux if src.get(o[0] as usize) => src.get(o[1] as usize),
+                Kind::Mux => src.get(o[2] as usize),
+                _ => false,
+            }
+        })
     }
 
     /// The value of aux variable `j`, given the bit values of every bit variable.
-    fn value(&self, j: usize, bits: &[u8]) -> Scalar {
+    fn value(&self, j: usize, bits: &Bits) -> Scalar {
         let st = &self.st;
         let o = st.operands(j);
         match st.kinds[j] {
             Kind::Input => self.input_value(j),
-            Kind::Src | Kind::Xor | Kind::Mux => bit_scalar(bits[j] == 1),
+            Kind::Src | Kind::Xor | Kind::Mux => bit_scalar(bits.get(j)),
             Kind::Lin => {
-                let sum = st.lin_sum(j, |x| bits[x] == 1);
-                let (y, z) = (bits[o[13] as usize], bits[o[14] as usize] == 1);
-                if y == 1 {
+                let sum = st.lin_sum(j, |x| bits.get(x));
+                let (y, z) = (bits.get(o[13] as usize), bits.get(o[14] as usize));
+                if y {
                     sum.double() + bit_scalar(z)
                 } else {
                     sum + bit_scalar(z)
@@ -433,7 +448,7 @@ impl SyntheticCircuit {
             Kind::Pack => Scalar::from(
                 o.iter()
                     .enumerate()
-                    .map(|(t, s)| (bits[*s as usize] as u64) << t)
+                    .map(|(t, s)| (bits.get(*s as usize) as u64) << t)
                     .sum::<u64>(),
             ),
         }
@@ -500,8 +515,8 @@ impl SyntheticCircuit {
     fn eval_row(&self, j: usize, wit: Witness<'_>) -> [Scalar; 4] {
         let (st, bits, inputs) = (&self.st, wit.bits, wit.inputs);
         let o = st.operands(j);
-        let v = |x: u32| bit_scalar(bits[x as usize] == 1);
-        let own = bit_scalar(bits[j] == 1);
+        let v = |x: u32| bit_scalar(bits.get(x as usize));
+        let own = bit_scalar(bits.get(j));
         match st.kinds[j] {
             Kind::Input => {
                 let w = inputs[j + 1];
@@ -511,9 +526,9 @@ impl SyntheticCircuit {
             Kind::Xor => [v(o[0]).double(), v(o[1]), v(o[0]) + v(o[1]) - own, own],
             Kind::Mux => [v(o[0]), v(o[1]) - v(o[2]), own - v(o[2]), own],
             Kind::Lin => {
-                let sum = st.lin_sum(j, |x| bits[x] == 1);
+                let sum = st.lin_sum(j, |x| bits.get(x));
                 let (y, z) = (v(o[13]), v(o[14]));
-                let w = if bits[o[13] as usize] == 1 {
+                let w = if bits.get(o[13] as usize) {
                     sum.double()
                 } else {
                     sum
@@ -521,10 +536,9 @@ impl SyntheticCircuit {
                 [sum, y + Scalar::ONE, w - z, w]
             }
             Kind::Pack => {
-                let a = o
-                    .iter()
-                    .enumerate()
-                    .fold(0u64, |acc, (t, s)| acc + ((bits[*s as usize] as u64) << t));
+                let a = o.iter().enumerate().fold(0u64, |acc, (t, s)| {
+                    acc + ((bits.get(*s as usize) as u64) << t)
+                });
                 let w = Scalar::from(a);
                 [w, Scalar::ONE, w, w]
             }
