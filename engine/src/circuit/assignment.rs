@@ -70,9 +70,14 @@ impl Density {
             .par_chunks(PIECE / 64)
             .map(|w| w.iter().map(|x| x.count_ones() as usize).sum())
             .collect();
-        let mut out = par_filled(T::default(), head.len() + counts.iter().sum::<usize>());
-        out[..head.len()].copy_from_slice(head);
-        let mut rest = &mut out[head.len()..];
+        let len = head.len() + counts.iter().sum::<usize>();
+        // Written once, without a zeroing pass first.
+        let mut out = Vec::with_capacity(len);
+        let spare = &mut out.spare_capacity_mut()[..len];
+        for (d, h) in spare.iter_mut().zip(head) {
+            d.write(*h);
+        }
+        let mut rest = &mut spare[head.len()..];
         let mut parts = Vec::with_capacity(counts.len());
         for &c in &counts {
             let (part, r) = std::mem::take(&mut rest).split_at_mut(c);
@@ -89,21 +94,18 @@ impl Density {
                     .enumerate()
                     .filter(|(i, _)| self.get(p * PIECE + i))
                     .map(|(_, v)| *v);
+                let mut written = 0;
                 for (d, v) in dst.iter_mut().zip(picked) {
-                    *d = v;
+                    d.write(v);
+                    written += 1;
                 }
+                // The piece's set bits are its picks, unless bits past the length were set.
+                assert_eq!(written, dst.len(), "a density with bits past its length");
             });
+        // SAFETY: the head and every piece's picks were written above (checked).
+        unsafe { out.set_len(len) };
         out
     }
-}
-
-/// `len` copies of `v`, written by the current rayon pool: the pages of a large vector are
-/// first touched (and faulted in) by every thread instead of one.
-pub fn par_filled<T: Copy + Send + Sync>(v: T, len: usize) -> Vec<T> {
-    use rayon::prelude::*;
-    let mut out = Vec::with_capacity(len);
-    out.par_extend(rayon::iter::repeat_n(v, len));
-    out
 }
 
 /// N vectors of `len`, element i of each from `f(i)`, filled in parallel and written once (no
@@ -334,6 +336,5 @@ mod tests {
         assert!(Density::with_len(5)
             .select_after(&[], &[1u8, 2, 3, 4, 5])
             .is_empty());
-        assert_eq!(par_filled(7u32, 5), vec![7; 5]);
     }
 }
