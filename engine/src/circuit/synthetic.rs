@@ -305,9 +305,8 @@ impl Bits {
             (0..n.div_ceil(64))
                 .into_par_iter()
                 .map(|w| {
-                    (0..64)
-                        .filter(|i| w * 64 + i < n && f(w * 64 + i))
-                        .fold(0u64, |word, i| word | 1 << i)
+                    let base = w * 64;
+                    (0..64.min(n - base)).fold(0u64, |word, i| word | (f(base + i) as u64) << i)
                 })
                 .collect(),
         )
@@ -326,6 +325,8 @@ struct Witness<'a> {
     bits: &'a Bits,
     /// Public inputs, the constant one first.
     inputs: &'a [Scalar],
+    /// −1, 0, 1, 2 as field elements (`small[i + 1]` is i).
+    small: &'a [Scalar; 4],
 }
 
 /// One partition of the synthetic workload: the shape from `k`, the witness from `seed`.
@@ -515,25 +516,28 @@ impl SyntheticCircuit {
     fn eval_row(&self, j: usize, wit: Witness<'_>) -> [Scalar; 4] {
         let (st, bits, inputs) = (&self.st, wit.bits, wit.inputs);
         let o = st.operands(j);
-        let v = |x: u32| bit_scalar(bits.get(x as usize));
-        let own = bit_scalar(bits.get(j));
+        // Bit rows' A, B, C are small integers (−1..2): looked up, not computed in the field.
+        let b = |x: u32| bits.get(x as usize) as i64;
+        let s = |i: i64| wit.small[(i + 1) as usize];
+        let own = bits.get(j) as i64;
         match st.kinds[j] {
             Kind::Input => {
                 let w = inputs[j + 1];
                 [w, Scalar::ONE, w, w]
             }
-            Kind::Src => [own, Scalar::ONE - own, Scalar::ZERO, own],
-            Kind::Xor => [v(o[0]).double(), v(o[1]), v(o[0]) + v(o[1]) - own, own],
-            Kind::Mux => [v(o[0]), v(o[1]) - v(o[2]), own - v(o[2]), own],
+            Kind::Src => [s(own), s(1 - own), s(0), s(own)],
+            Kind::Xor => [
+                s(2 * b(o[0])),
+                s(b(o[1])),
+                s(b(o[0]) + b(o[1]) - own),
+                s(own),
+            ],
+            Kind::Mux => [s(b(o[0])), s(b(o[1]) - b(o[2])), s(own - b(o[2])), s(own)],
             Kind::Lin => {
                 let sum = st.lin_sum(j, |x| bits.get(x));
-                let (y, z) = (v(o[13]), v(o[14]));
-                let w = if bits.get(o[13] as usize) {
-                    sum.double()
-                } else {
-                    sum
-                } + z;
-                [sum, y + Scalar::ONE, w - z, w]
+                let (y, z) = (b(o[13]), s(b(o[14])));
+                let w = if y == 1 { sum.double() } else { sum } + z;
+                [sum, s(y + 1), w - z, w]
             }
             Kind::Pack => {
                 let a = o.iter().enumerate().fold(0u64, |acc, (t, s)| {
@@ -552,9 +556,16 @@ impl SyntheticCircuit {
             .chain((0..PUBLIC_INPUTS).map(|i| self.input_value(i)))
             .collect();
         let bits = self.bits();
+        let small = [
+            -Scalar::ONE,
+            Scalar::ZERO,
+            Scalar::ONE,
+            Scalar::ONE.double(),
+        ];
         let wit = Witness {
             bits: &bits,
             inputs: &inputs,
+            small: &small,
         };
         // One pass over the rows writes A, B, C and the witness; the input rows `x * 0 = 0`
         // come last and have no variable of their own.
