@@ -656,6 +656,29 @@ mod tests {
         assert!((0.005..0.015).contains(&dense), "dense rows {dense}");
     }
 
+    /// A digest of one partition's A, B, C and witness, to be updated only with `VERSION`: the
+    /// parameter cache is keyed by the version, so a silent change of the circuit would leave
+    /// cached parameters that no longer fit it.
+    fn digest(asg: &Assignment) -> String {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        for v in [&asg.a, &asg.b, &asg.c, &asg.aux, &asg.input] {
+            for x in v.iter() {
+                h.update(x.to_bytes_le());
+            }
+        }
+        crate::circuit::shape::hex(&h.finalize())
+    }
+
+    #[test]
+    fn the_circuit_is_what_version_names() {
+        let asg = SyntheticCircuit::new(12, 42).synthesize_parallel();
+        assert_eq!(
+            digest(&asg),
+            "068b12aa23b727699ce54f9ede6a8491e35a5b7bcb5de69b4679aa5bb680ec49"
+        );
+    }
+
     #[test]
     fn seeds_change_the_witness_not_the_shape() {
         let (x, y) = (SyntheticCircuit::new(8, 1), SyntheticCircuit::new(8, 2));
