@@ -10,6 +10,7 @@ pub mod circuit;
 pub mod config;
 pub mod control;
 pub mod curve;
+pub mod hostmem;
 pub mod params;
 pub mod pipeline;
 pub mod prover;

@@ -212,17 +212,12 @@ impl Layout {
     }
 }
 
-/// Copies scalars as bytes, writing 0 where the source holds 1 (whole scalars).
+/// Copies scalars as bytes, writing 0 where the source holds 1 (whole scalars), around the
+/// caches: the destination is for the copy engines.
 pub(super) fn zero_ones(dst: &mut [u8], src: &[u8]) {
     // SAFETY: Scalar is 32 bytes of plain data (blst_fr), its Montgomery form as in memory.
     let one: [u8; FR] = unsafe { std::mem::transmute(Scalar::ONE) };
-    for (d, s) in dst.chunks_exact_mut(FR).zip(src.chunks_exact(FR)) {
-        if s == one {
-            d.fill(0);
-        } else {
-            d.copy_from_slice(s);
-        }
-    }
+    crate::hostmem::stream_copy_zeroing(dst, src, &one);
 }
 
 fn as_bytes(s: &[Scalar]) -> &[u8] {
@@ -270,7 +265,7 @@ pub(super) fn fill(
     for (d, s) in [a, b, c].into_iter().zip(abc) {
         d.par_chunks_mut(PIECE * FR)
             .zip(as_bytes(s).par_chunks(PIECE * FR))
-            .for_each(|(d, s)| d.copy_from_slice(s));
+            .for_each(|(d, s)| crate::hostmem::stream_copy(d, s));
     }
     for (i, ((d, idx), s)) in [l, ta, tb]
         .into_iter()

@@ -1,0 +1,121 @@
+//! Host memory primitives for the partition-sized copies of the GPU path: copies whose
+//! destination the CPU does not read again (page-locked blocks the copy engines read) go
+//! around the caches, so a destination line is not read from memory before it is overwritten.
+
+/// Copies `src` to `dst` (equal lengths) with streaming stores where the platform has them
+/// (x86-64: 16-byte non-temporal stores at 16-byte aligned addresses), a plain copy elsewhere
+/// and for an unaligned head or tail. Ends with a store fence: the bytes are visible to whoever
+/// synchronises with this thread afterwards.
+pub fn stream_copy(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        let head = dst.as_ptr().align_offset(16).min(dst.len());
+        dst[..head].copy_from_slice(&src[..head]);
+        let body = (dst.len() - head) / 16 * 16;
+        let (d, s) = (dst[head..].as_mut_ptr(), src[head..].as_ptr());
+        for i in (0..body).step_by(16) {
+            // SAFETY: i + 16 ≤ body, within both slices; the destination is 16-byte aligned.
+            unsafe {
+                let v = _mm_loadu_si128(s.add(i) as *const __m128i);
+                _mm_stream_si128(d.add(i) as *mut __m128i, v);
+            }
+        }
+        dst[head + body..].copy_from_slice(&src[head + body..]);
+        // SAFETY: a store fence has no preconditions.
+        unsafe { _mm_sfence() };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.copy_from_slice(src);
+}
+
+/// Copies 32-byte elements from `src` to `dst` (equal lengths, whole elements), writing zeros
+/// in place of every element equal to `zeroed`; streaming stores as `stream_copy`.
+pub fn stream_copy_zeroing(dst: &mut [u8], src: &[u8], zeroed: &[u8; 32]) {
+    assert_eq!(dst.len(), src.len());
+    assert_eq!(dst.len() % 32, 0);
+    #[cfg(target_arch = "x86_64")]
+    if dst.as_ptr().align_offset(16) == 0 {
+        use std::arch::x86_64::_mm_stream_si128;
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_setzero_si128, _mm_sfence};
+        let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
+        for (i, e) in src.chunks_exact(32).enumerate() {
+            // SAFETY: element i lies within both slices; the destination is 16-byte aligned.
+            unsafe {
+                let (lo, hi) = if e == zeroed {
+                    (_mm_setzero_si128(), _mm_setzero_si128())
+                } else {
+                    (
+                        _mm_loadu_si128(s.add(32 * i) as *const __m128i),
+                        _mm_loadu_si128(s.add(32 * i + 16) as *const __m128i),
+                    )
+                };
+                _mm_stream_si128(d.add(32 * i) as *mut __m128i, lo);
+                _mm_stream_si128(d.add(32 * i + 16) as *mut __m128i, hi);
+            }
+        }
+        // SAFETY: a store fence has no preconditions.
+        unsafe { _mm_sfence() };
+        return;
+    }
+    for (d, s) in dst.chunks_exact_mut(32).zip(src.chunks_exact(32)) {
+        if s == zeroed {
+            d.fill(0);
+        } else {
+            d.copy_from_slice(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeroing_copies_replace_exactly_the_matching_elements() {
+        let one = [1u8; 32];
+        let mut src = vec![];
+        for i in 0..100u8 {
+            src.extend(if i % 3 == 0 { one } else { [i; 32] });
+        }
+        let want: Vec<u8> = src
+            .chunks(32)
+            .flat_map(|e| {
+                if e == one {
+                    [0u8; 32]
+                } else {
+                    e.try_into().unwrap()
+                }
+            })
+            .collect();
+        let mut buf = vec![0xEEu8; src.len() + 16];
+        for start in [0, 8, 16] {
+            let dst = &mut buf[start..start + src.len()];
+            stream_copy_zeroing(dst, &src, &one);
+            assert_eq!(dst, &want[..], "start {start}");
+        }
+    }
+
+    #[test]
+    fn stream_copy_copies_every_byte_at_any_alignment() {
+        let src: Vec<u8> = (0..4099u32).map(|i| (i * 7 + 3) as u8).collect();
+        let mut buf = vec![0u8; 4200];
+        for start in 0..17 {
+            for len in [0, 1, 15, 16, 17, 100, 4000] {
+                buf.fill(0xEE);
+                stream_copy(&mut buf[start..start + len], &src[..len]);
+                assert_eq!(
+                    &buf[start..start + len],
+                    &src[..len],
+                    "start {start} len {len}"
+                );
+                assert!(buf[..start].iter().all(|b| *b == 0xEE), "nothing before");
+                assert!(
+                    buf[start + len..].iter().all(|b| *b == 0xEE),
+                    "nothing after"
+                );
+            }
+        }
+    }
+}
