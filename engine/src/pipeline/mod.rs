@@ -198,9 +198,7 @@ impl EngineHandle {
         if !st.cfg.prestage {
             return Ok(0);
         }
-        let count = st.cfg.synthesis_workers
-            + state::QUEUE_SLACK
-            + st.cfg.gpu_workers_per_device * st.devices.len();
+        let count = st.synthesized_bound() + st.cfg.gpu_workers_per_device * st.devices.len();
         drop(st);
         let p = &loaded.params;
         let tails = [loaded.shape.num_aux, p.a.len(), p.b_g1.len()];

@@ -18,7 +18,7 @@ use crate::telemetry::{ConfigChange, Stage};
 
 /// Synthesised partitions that may wait for a device, beyond those in synthesis. Keeps host
 /// memory bounded however many jobs are submitted.
-pub(crate) const QUEUE_SLACK: usize = 2;
+const QUEUE_SLACK: usize = 2;
 
 pub(crate) struct Ticket {
     pub job: JobId,
@@ -154,10 +154,15 @@ impl State {
         let workers = self.cfg.synthesis_workers;
         let bytes = self.jobs.get(&next.job).map_or(0, |j| j.bytes);
         self.synthesizing < workers
-            && self.synthesizing + self.ready.len() < workers + QUEUE_SLACK
+            && self.synthesizing + self.ready.len() < self.synthesized_bound()
             // One partition is always admitted, so a budget smaller than a partition slows
             // the engine to one at a time instead of stopping it.
             && (self.host_in_use == 0 || self.host_in_use + bytes <= self.host_budget)
+    }
+
+    /// The most partitions synthesising or synthesised and waiting for a device at once.
+    pub fn synthesized_bound(&self) -> usize {
+        self.cfg.synthesis_workers + QUEUE_SLACK
     }
 
     pub fn status(&self) -> Status {

@@ -231,7 +231,7 @@ fn synthesize(
         (asg, msms, prestaged)
     });
     let end = Instant::now();
-    if end > synthesized {
+    if matches!(result, Ok((_, _, Some(_)))) {
         span(Stage::Prep, synthesized, end);
     }
     let mut st = shared.state.lock();

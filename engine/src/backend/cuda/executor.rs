@@ -317,24 +317,23 @@ impl CudaExecutor {
         let n = 1usize << log2;
         let (compute, copy) = (set.compute.clone(), set.copy.clone());
 
-        // The witness MSMs' 0/1 split: done after synthesis when prestaged, else here.
+        // The witness MSMs' 0/1 split: done after synthesis when prestaged, else here; and per
+        // witness MSM (L, A, B) its scalars and how many of them are ones.
         let staged = input
             .prestaged
             .and_then(|p| p.data.as_any().downcast_ref::<prestage::Witness>());
-        let splits = match staged {
-            Some(_) => None,
+        let (splits, counts) = match staged {
+            Some(w) => (
+                None,
+                [0, 1, 2].map(|i| (w.layout.tails[i].len, w.layout.ones[i].len)),
+            ),
             None => {
                 let start = Instant::now();
                 let s = [split(input.aux), split(&input.msms.a), split(&input.msms.b)];
                 steps.push(Stage::Prep, Engine::Compute, start, 0);
-                Some(s)
+                let counts = s.each_ref().map(|sp| (sp.tail.len(), sp.ones.len()));
+                (Some(s), counts)
             }
-        };
-        // Per witness MSM (L, A, B): scalars, and how many of them are ones.
-        let counts: [(usize, usize); 3] = match (staged, &splits) {
-            (Some(w), _) => [0, 1, 2].map(|i| (w.layout.tails[i].len, w.layout.ones[i].len)),
-            (None, Some(s)) => [0, 1, 2].map(|i| (s[i].tail.len(), s[i].ones.len())),
-            (None, None) => unreachable!("split above"),
         };
         let msm_n = counts.iter().fold(n - 1, |m, c| m.max(c.0));
 
@@ -432,10 +431,8 @@ impl CudaExecutor {
             }
         }
         // The domain's rows past the evaluations are zero.
-        let rows = staged.map_or(input.abc[0].len(), |w| w.layout.abc[0].len);
         for (i, dst) in abc_dst.into_iter().enumerate() {
             let len = staged.map_or(input.abc[i].len(), |w| w.layout.abc[i].len);
-            debug_assert_eq!(len, rows);
             self.gpu
                 .zero_bytes(&copy, dst + (len * FR) as u64, (n - len) * FR)?;
         }
@@ -707,10 +704,7 @@ mod tests {
         ];
         let sp = split(&s);
         assert_eq!(sp.ones, vec![1, 4]);
-        let bytes = |v: &[Scalar]| -> Vec<u8> {
-            // SAFETY: plain 32-byte values, as the staging ring reads them.
-            unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, v.len() * FR) }.to_vec()
-        };
+        let bytes = |v: &[Scalar]| crate::backend::cuda::gpu::as_bytes(v).to_vec();
         let mut staged = vec![0xAAu8; s.len() * FR];
         prestage::zero_ones(&mut staged, &bytes(sp.tail));
         let want = [

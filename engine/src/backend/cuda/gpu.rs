@@ -369,6 +369,12 @@ unsafe impl Send for Staging {}
 /// Bytes per pinned buffer.
 const STAGE_BYTES: usize = 64 << 20;
 
+/// The bytes of plain-old-data values (blst structs, integers) as they lie in memory.
+pub(super) fn as_bytes<T>(s: &[T]) -> &[u8] {
+    // SAFETY: only used on types without padding or pointers; the view lives as long as `s`.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+
 /// The plain fill of a staged piece (see `Staging::upload_timed`).
 pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     dst.copy_from_slice(src);
@@ -420,10 +426,7 @@ impl Staging {
         mut tl: Option<&mut Timeline>,
     ) -> Result<()> {
         use rayon::prelude::*;
-        // SAFETY: a plain-old-data view of blst structs and integers.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(src.as_ptr() as *const u8, std::mem::size_of_val(src))
-        };
+        let bytes = as_bytes(src);
         for (i, piece) in bytes.chunks(STAGE_BYTES).enumerate() {
             let (buf, done) = &self.bufs[self.next];
             self.next = (self.next + 1) % self.bufs.len();
@@ -437,22 +440,12 @@ impl Staging {
                 .for_each(|(d, s)| fill(d, s));
             gpu.counters.host_copied(piece.len() as u64);
             let before = tl.as_deref_mut().map(|t| t.mark(stream)).transpose()?;
-            unsafe {
-                sys::cuMemcpyHtoDAsync_v2(
-                    dst + (i * STAGE_BYTES) as u64,
-                    buf.ptr as *const _,
-                    piece.len(),
-                    stream.cu_stream(),
-                )
-                .result()
-                .map_err(cuda)?;
-                result::event::record(*done, stream.cu_stream()).map_err(cuda)?;
-            }
+            gpu.h2d_pinned(stream, dst + (i * STAGE_BYTES) as u64, buf.ptr, piece.len())?;
+            unsafe { result::event::record(*done, stream.cu_stream()) }.map_err(cuda)?;
             if let (Some(t), Some(m0)) = (tl.as_deref_mut(), before) {
                 let m1 = t.mark(stream)?;
                 t.pieces.push((m0, m1, piece.len() as u64));
             }
-            gpu.counters.copied(Direction::H2d, piece.len() as u64);
         }
         Ok(())
     }
@@ -472,17 +465,7 @@ impl Staging {
             let (buf, _) = &self.bufs[self.next];
             self.next = (self.next + 1) % self.bufs.len();
             let n = (bytes - done).min(buf.bytes);
-            unsafe {
-                sys::cuMemcpyHtoDAsync_v2(
-                    dst + done as u64,
-                    buf.ptr as *const _,
-                    n,
-                    stream.cu_stream(),
-                )
-                .result()
-                .map_err(cuda)?;
-            }
-            gpu.counters.copied(Direction::H2d, n as u64);
+            gpu.h2d_pinned(stream, dst + done as u64, buf.ptr, n)?;
             done += n;
         }
         Ok(())

@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::sync::{Arc, OnceLock};
 
-use super::gpu::{Gpu, Pinned};
+use super::gpu::{as_bytes, Gpu, Pinned};
 
 const FR: usize = 32;
 /// Elements per parallel piece of a fill.
@@ -218,11 +218,6 @@ pub(super) fn zero_ones(dst: &mut [u8], src: &[u8]) {
     // SAFETY: Scalar is 32 bytes of plain data (blst_fr), its Montgomery form as in memory.
     let one: [u8; FR] = unsafe { std::mem::transmute(Scalar::ONE) };
     crate::hostmem::stream_copy_zeroing(dst, src, &one);
-}
-
-fn as_bytes(s: &[Scalar]) -> &[u8] {
-    // SAFETY: a plain-old-data view of blst_fr values.
-    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
 }
 
 /// Splits `dst` into the sections' byte ranges (in block order, as `plan` lays them out).
