@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Prints one table row per `provetop bench --json` file: proofs, throughput, the GPU
-region's stage medians (ms) and each device's busy fraction."""
+"""Prints one table row per `provetop bench --json` file: proofs, throughput (over the run and,
+in brackets, from the first proof to the last), the GPU region's stage medians (ms) and each
+device's busy fraction."""
 import json
 import os
 import sys
@@ -32,9 +33,11 @@ def row(path):
     host = "-" if not h else (f"cpu {100 * h['cpu_busy_mean']:.0f}%, synthesis "
                              f"{100 * h['pools_busy_mean'].get('synthesis', 0):.0f}%, "
                              f"ddr {h['ddr_pressure_mean']:.2f}")
-    return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f} | {stages} | {busy} | {gaps} | {host} |"
+    # Once the pipeline is full: from the first verified proof to the last (newer JSONs).
+    steady = f" ({s['steady_proofs_per_hour']:.0f})" if s.get("steady_proofs_per_hour") else ""
+    return f"| {label} | {s['verified']}/{s['proofs']} | {s['proofs_per_hour']:.0f}{steady} | {stages} | {busy} | {gaps} | {host} |"
 
-print("| run | verified | proofs/h | " + " | ".join(STAGES) + " | busy | idle s (top causes) | host |")
+print("| run | verified | proofs/h (steady) | " + " | ".join(STAGES) + " | busy | idle s (top causes) | host |")
 print("|" + "---|" * (len(STAGES) + 6))
 for p in sys.argv[1:]:
     print(row(p))

@@ -2,6 +2,28 @@
 //! destination the CPU does not read again (page-locked blocks the copy engines read) go
 //! around the caches, so a destination line is not read from memory before it is overwritten.
 
+use blstrs::Scalar;
+
+/// Scalars as their bytes (blst_fr: 32 bytes of plain data, the Montgomery form in memory).
+pub fn bytes(s: &[Scalar]) -> &[u8] {
+    // SAFETY: plain data without padding; the view borrows `s`.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+
+/// `bytes`, writable.
+pub fn bytes_mut(s: &mut [Scalar]) -> &mut [u8] {
+    // SAFETY: as `bytes`; every byte pattern is a valid blst_fr (four u64 limbs).
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, std::mem::size_of_val(s)) }
+}
+
+/// Bytes as scalars, for writing a block's section in place: whole 32-byte elements at an
+/// 8-byte aligned address (both checked).
+pub fn scalars_mut(b: &mut [u8]) -> &mut [Scalar] {
+    assert!(b.len() % 32 == 0 && b.as_ptr().align_offset(std::mem::align_of::<Scalar>()) == 0);
+    // SAFETY: aligned, whole elements, and any bytes are a valid blst_fr; borrows `b`.
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr() as *mut Scalar, b.len() / 32) }
+}
+
 /// Copies `src` to `dst` (equal lengths) with streaming stores where the platform has them
 /// (x86-64: 16-byte non-temporal stores at 16-byte aligned addresses), a plain copy elsewhere
 /// and for an unaligned head or tail. Ends with a store fence: the bytes are visible to whoever

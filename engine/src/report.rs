@@ -38,6 +38,8 @@ impl Stat {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ProofRow {
+    /// When the proof was done, in seconds on the run's clock.
+    pub done_at: f64,
     pub job: u64,
     pub partition: u32,
     pub device: String,
@@ -54,6 +56,9 @@ pub struct Summary {
     pub failed: usize,
     pub wall_seconds: f64,
     pub proofs_per_hour: f64,
+    /// Verified proofs per hour between the first verified proof and the last: the rate once
+    /// the pipeline is full, without the time to the first proof (0 with fewer than 3).
+    pub steady_proofs_per_hour: f64,
     pub stages: BTreeMap<&'static str, Stat>,
 }
 
@@ -443,6 +448,7 @@ impl ReportBuilder {
             .proofs
             .iter()
             .map(|p| ProofRow {
+                done_at: p.t as f64 / 1e9,
                 job: p.job,
                 partition: p.partition,
                 device: p.device.clone(),
@@ -473,10 +479,22 @@ impl ReportBuilder {
             } else {
                 0.0
             },
+            steady_proofs_per_hour: self.steady_rate(),
             stages: per_stage
                 .into_iter()
                 .filter_map(|(k, mut v)| Stat::of(&mut v).map(|s| (k, s)))
                 .collect(),
+        }
+    }
+
+    fn steady_rate(&self) -> f64 {
+        let done = self.proofs.iter().filter(|p| p.verified).map(|p| p.t);
+        let (n, first, last) = done.fold((0usize, Nanos::MAX, 0), |(n, f, l), t| {
+            (n + 1, f.min(t), l.max(t))
+        });
+        match n >= 3 && last > first {
+            true => (n - 1) as f64 * 3600.0 * 1e9 / (last - first) as f64,
+            false => 0.0,
         }
     }
 
@@ -700,6 +718,38 @@ mod tests {
         assert_eq!(r.steady_busy("gpu0", 0, 100), 20.0 / 30.0);
         assert_eq!(r.steady_busy("gpu0", 35, 100), 1.0, "clipped to the window");
         assert_eq!(r.steady_busy("cpu0", 0, 100), 0.0, "no kernels");
+    }
+
+    #[test]
+    fn the_steady_rate_counts_from_the_first_verified_proof_to_the_last() {
+        let mut r = ReportBuilder::default();
+        const S: Nanos = 1_000_000_000;
+        // The first proof after 10 s of filling, then one every 2 s; a failed one in between.
+        for (t, verified) in [
+            (10 * S, true),
+            (11 * S, false),
+            (12 * S, true),
+            (14 * S, true),
+        ] {
+            r.proofs.push(ProofRecord {
+                t,
+                job: 0,
+                partition: 0,
+                device: "gpu0".into(),
+                verified,
+                error: None,
+                stages: Default::default(),
+            });
+        }
+        let s = r.summary(14.0);
+        assert_eq!(s.proofs_per_hour, 3.0 * 3600.0 / 14.0);
+        assert_eq!(s.steady_proofs_per_hour, 2.0 * 3600.0 / 4.0);
+        r.proofs.truncate(2);
+        assert_eq!(
+            r.summary(14.0).steady_proofs_per_hour,
+            0.0,
+            "too few to tell"
+        );
     }
 
     #[test]

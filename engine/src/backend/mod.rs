@@ -144,6 +144,27 @@ pub trait Staged: Send + Sync + 'static {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
+/// A prestaged witness being made: see `Executor::stage_target`.
+pub trait Target: Send {
+    /// Where A(z), B(z), C(z) go, each `rows` long.
+    fn abc(&mut self) -> [&mut [Scalar]; 3];
+    /// Lays out the MSMs' scalars once synthesis has written a/b/c.
+    fn finish(self: Box<Self>, asg: &Assignment, msms: &Msms) -> Prestaged;
+}
+
+/// Prestages an assignment synthesised into its own vectors (outside the pipeline): a/b/c move
+/// into `exec`'s target, which then holds the whole witness. None as `stage_target`.
+pub fn prestage(exec: &dyn Executor, asg: &mut Assignment, msms: &Msms) -> Option<Prestaged> {
+    let tails = [asg.aux.len(), msms.a.len(), msms.b.len()];
+    let mut target = exec.stage_target(asg.num_rows(), tails)?;
+    let src = [&mut asg.a, &mut asg.b, &mut asg.c];
+    for (d, s) in target.abc().into_iter().zip(src) {
+        crate::hostmem::stream_copy(crate::hostmem::bytes_mut(d), crate::hostmem::bytes(s));
+        *s = vec![];
+    }
+    Some(target.finish(asg, msms))
+}
+
 impl<'a> RegionInput<'a> {
     /// Puts a/b/c back into `abc` when they moved into `prestaged`: for an executor that does
     /// not read the prestaged layout (a CPU fallback, another backend).
@@ -196,11 +217,14 @@ impl std::fmt::Display for DeviceFault {
 impl std::error::Error for DeviceFault {}
 
 /// The gate an executor passes through: `memory` before it allocates or stages device memory,
-/// `compute` before its first kernel. The lock strategy behind it decides who waits; waits
-/// are recorded as `lock_wait` steps.
+/// `compute` before its first kernel, `release` after its last download. The lock strategy
+/// behind it decides who waits; waits are recorded as `lock_wait` steps.
 pub trait Gate {
     fn memory(&mut self, steps: &mut Steps);
     fn compute(&mut self, steps: &mut Steps);
+    /// The device's part is over (results downloaded): the next worker may take the device
+    /// while this one finishes on the host.
+    fn release(&mut self) {}
 }
 
 /// A device: the part of a partition's proof that a GPU (or a CPU stand-in) computes.
@@ -217,10 +241,11 @@ pub trait Executor: Send + Sync {
         gate: &mut dyn Gate,
         steps: &mut Steps,
     ) -> Result<RegionResult>;
-    /// Lays a partition's witness out for this device's copies, on the synthesis pool right
-    /// after synthesis, and may move a/b/c out of `asg` into it. None when the backend has
-    /// nothing to do there or no room: the region then stages as it goes.
-    fn prestage(&self, _asg: &mut Assignment, _msms: &Msms) -> Option<Prestaged> {
+    /// A place for one partition's witness laid out for this device's copies, planned before
+    /// synthesis from its `rows` and the lengths of its L, A and B MSMs (`tails`): synthesis
+    /// writes a/b/c into it, then `Target::finish` adds the MSMs' scalars. None when the
+    /// backend has nothing to do there or no room: the region then stages as it goes.
+    fn stage_target(&self, _rows: usize, _tails: [usize; 3]) -> Option<Box<dyn Target>> {
         None
     }
     /// Makes room ahead of time for `count` partitions' prestaged witnesses of `rows` rows and

@@ -111,9 +111,20 @@ impl Density {
 /// N vectors of `len`, element i of each from `f(i)`, filled in parallel and written once (no
 /// zeroing pass first: at 2^24 that pass alone writes 1.6 GB): A, B, C and the witness of a
 /// synthesis, in one pass over the rows.
-pub fn par_columns<T: Send, const N: usize>(
+pub fn par_columns<T: Copy + Send, const N: usize>(
     len: usize,
     f: impl Fn(usize) -> [T; N] + Sync,
+) -> [Vec<T>; N] {
+    par_columns_into(len, f, std::array::from_fn(|_| None))
+}
+
+/// `par_columns`, writing column k into `lent[k]` where it is given (at least `len` long; its
+/// vector then comes back empty): a page-locked block the copy engines read, with no host
+/// copy between synthesis and the link.
+pub fn par_columns_into<T: Copy + Send, const N: usize>(
+    len: usize,
+    f: impl Fn(usize) -> [T; N] + Sync,
+    mut lent: [Option<&mut [T]>; N],
 ) -> [Vec<T>; N] {
     use rayon::prelude::*;
     /// Column bases, shared by the chunks, which write disjoint ranges.
@@ -121,15 +132,24 @@ pub fn par_columns<T: Send, const N: usize>(
     // SAFETY: each chunk writes only its own indices of each column.
     unsafe impl<T: Send, const N: usize> Sync for Bases<T, N> {}
     const CHUNK: usize = 1 << 12;
+    let mut cols: [Vec<T>; N] = std::array::from_fn(|k| match lent[k] {
+        Some(_) => vec![],
+        None => Vec::with_capacity(len),
+    });
+    let bases: Bases<T, N> = Bases(std::array::from_fn(|k| match lent[k].as_deref_mut() {
+        Some(dst) => {
+            assert!(dst.len() >= len, "a lent column shorter than the rows");
+            dst.as_mut_ptr()
+        }
+        None => cols[k].as_mut_ptr(),
+    }));
     // Streaming stores: the columns bypass the caches, so no line is read from memory before
     // it is overwritten (2^24 on 2 cores: 0.82×; smaller sizes gain too).
-    let mut cols: [Vec<T>; N] = std::array::from_fn(|_| Vec::with_capacity(len));
-    let bases: Bases<T, N> = Bases(std::array::from_fn(|k| cols[k].as_mut_ptr()));
     (0..len.div_ceil(CHUNK)).into_par_iter().for_each(|ci| {
         let bases = &bases;
         for i in ci * CHUNK..((ci + 1) * CHUNK).min(len) {
             for (k, v) in f(i).into_iter().enumerate() {
-                // SAFETY: i < len ≤ capacity, and no other chunk writes index i.
+                // SAFETY: i < len ≤ each column's room, and no other chunk writes index i.
                 let p = unsafe { bases.0[k].add(i) };
                 #[cfg(target_arch = "x86_64")]
                 unsafe {
@@ -137,7 +157,6 @@ pub fn par_columns<T: Send, const N: usize>(
                         use std::arch::x86_64::*;
                         // T is 32 bytes, read as two 16-byte halves and moved into the store.
                         let halves: [__m128i; 2] = std::mem::transmute_copy(&v);
-                        std::mem::forget(v);
                         _mm_stream_si128(p as *mut __m128i, halves[0]);
                         _mm_stream_si128((p as *mut __m128i).add(1), halves[1]);
                     } else {
@@ -156,9 +175,12 @@ pub fn par_columns<T: Send, const N: usize>(
             std::arch::x86_64::_mm_sfence()
         };
     });
-    // SAFETY: every element below `len` was written above (a panic in `f` never gets here).
-    for c in &mut cols {
-        unsafe { c.set_len(len) };
+    // SAFETY: every element below `len` of an owned column was written above (a panic in `f`
+    // never gets here).
+    for (c, l) in cols.iter_mut().zip(&lent) {
+        if l.is_none() {
+            unsafe { c.set_len(len) };
+        }
     }
     cols
 }
@@ -170,6 +192,9 @@ pub struct Assignment {
     pub a: Vec<Scalar>,
     pub b: Vec<Scalar>,
     pub c: Vec<Scalar>,
+    /// How many constraints: a, b and c hold that many unless synthesis wrote them into
+    /// memory it was lent (`Workload::synthesize_into`), when they are empty.
+    pub rows: usize,
     /// Public inputs, the constant one first.
     pub input: Vec<Scalar>,
     pub aux: Vec<Scalar>,
@@ -181,7 +206,7 @@ pub struct Assignment {
 impl Assignment {
     /// Rows of the evaluation domain before padding.
     pub fn num_rows(&self) -> usize {
-        self.a.len()
+        self.rows
     }
 
     /// Public inputs without the leading one, as a verifier takes them.
@@ -217,6 +242,7 @@ impl ProvingCs {
                 a: vec![],
                 b: vec![],
                 c: vec![],
+                rows: 0,
                 input: vec![],
                 aux: vec![],
                 a_aux_density: Density::default(),
@@ -231,6 +257,7 @@ impl ProvingCs {
 
     pub fn finish(mut self) -> Assignment {
         self.asg.push_input_constraints();
+        self.asg.rows = self.asg.a.len();
         self.asg
     }
 }
@@ -361,6 +388,12 @@ mod tests {
         }
         let small = par_columns(5, |i| [i as u8, 2 * i as u8]);
         assert_eq!(small, [vec![0, 1, 2, 3, 4], vec![0, 2, 4, 6, 8]]);
+        // A lent column is written in place (past `len` untouched) and comes back empty.
+        let mut lent = [[9u64; 4]; 70];
+        let [own, none] =
+            par_columns_into(66, |i| [[i as u64; 4], [1; 4]], [None, Some(&mut lent)]);
+        assert_eq!((own.len(), own[65], none.len()), (66, [65; 4], 0));
+        assert_eq!((lent[65], lent[66]), ([1; 4], [9; 4]));
     }
 
     #[test]

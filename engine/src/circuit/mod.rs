@@ -52,7 +52,7 @@ pub mod sha256;
 pub mod shape;
 pub mod synthetic;
 
-pub use assignment::{is_satisfied, par_columns, Assignment, Density, ProvingCs};
+pub use assignment::{is_satisfied, par_columns, par_columns_into, Assignment, Density, ProvingCs};
 pub use shape::Shape;
 
 use anyhow::{bail, Result};
@@ -119,13 +119,45 @@ impl Workload {
     /// Synthesises one partition on the current rayon pool: `seed` picks a built-in
     /// workload's witness, `partition` which of an external job's circuits.
     pub fn synthesize(&self, seed: u64, partition: u32) -> Result<Assignment> {
-        match *self {
-            Workload::Synthetic { log2_constraints } => {
-                Ok(SyntheticCircuit::new(log2_constraints, seed).synthesize_parallel())
+        self.synthesize_into(seed, partition, None)
+    }
+
+    /// `synthesize`, with A, B and C written into `abc` when given (each at least as long as
+    /// the rows; the assignment's own a, b and c are then empty): the synthetic workload writes
+    /// them there directly, the others are copied in after synthesis.
+    pub fn synthesize_into(
+        &self,
+        seed: u64,
+        partition: u32,
+        abc: Option<[&mut [Scalar]; 3]>,
+    ) -> Result<Assignment> {
+        let room = |abc: &Option<[&mut [Scalar]; 3]>, rows: usize| match abc {
+            Some(d) if d.iter().any(|d| d.len() < rows) => {
+                bail!("{rows} rows do not fit the {} lent for them", d[0].len())
             }
-            Workload::External { ref circuit } => external::get(circuit)?.synthesize(partition),
-            _ => synthesize_generic(self.circuit(seed)?),
+            _ => Ok(()),
+        };
+        let mut asg = match *self {
+            Workload::Synthetic { log2_constraints } => {
+                let circuit = SyntheticCircuit::new(log2_constraints, seed);
+                room(&abc, circuit.num_rows())?;
+                return Ok(circuit.synthesize_parallel_into(abc));
+            }
+            Workload::External { ref circuit } => external::get(circuit)?.synthesize(partition)?,
+            _ => synthesize_generic(self.circuit(seed)?)?,
+        };
+        room(&abc, asg.num_rows())?;
+        if let Some(dst) = abc {
+            let src = [&mut asg.a, &mut asg.b, &mut asg.c];
+            for (d, s) in dst.into_iter().zip(src) {
+                crate::hostmem::stream_copy(
+                    crate::hostmem::bytes_mut(&mut d[..s.len()]),
+                    crate::hostmem::bytes(s),
+                );
+                *s = vec![];
+            }
         }
+        Ok(asg)
     }
 
     /// Counts and a digest of the constraint structure, which keys the params cache.
@@ -174,6 +206,35 @@ impl Circuit<Scalar> for AnyCircuit {
         match self {
             AnyCircuit::Sha256(c) => c.synthesize(cs),
             AnyCircuit::Synthetic(c) => c.synthesize(cs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthesis_into_lent_memory_equals_synthesis_into_vectors() {
+        for w in [
+            Workload::Sha256 { blocks: 1 },
+            Workload::Synthetic {
+                log2_constraints: 8,
+            },
+        ] {
+            let want = w.synthesize(3, 0).unwrap();
+            let n = want.num_rows();
+            let mut lent = [0, 1, 2].map(|_| vec![Scalar::from(5u64); n + 2]);
+            let [a, b, c] = &mut lent;
+            let got = w.synthesize_into(3, 0, Some([a, b, c])).unwrap();
+            assert_eq!((got.num_rows(), got.a.len()), (n, 0), "{}", w.label());
+            for (l, v) in lent.iter().zip([&want.a, &want.b, &want.c]) {
+                assert_eq!((&l[..n], l[n]), (&v[..], Scalar::from(5u64)));
+            }
+            assert_eq!((got.aux, got.input), (want.aux, want.input));
+            let [a, b, c] = &mut lent.map(|v| v[..n - 1].to_vec());
+            let short = w.synthesize_into(3, 0, Some([a, b, c])).unwrap_err();
+            assert!(short.to_string().contains("do not fit"), "{short}");
         }
     }
 }

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::{par_columns, Assignment, Density, Shape};
+use super::{par_columns_into, Assignment, Density, Shape};
 
 /// Bumped whenever the mix changes: it is part of the params cache key.
 pub const VERSION: u64 = 2;
@@ -400,6 +400,11 @@ impl SyntheticCircuit {
         shape(self.k)
     }
 
+    /// Constraints including the input rows: the length of A, B and C.
+    pub fn num_rows(&self) -> usize {
+        self.rows + PUBLIC_INPUTS + 1
+    }
+
     fn src_bit(&self, j: usize) -> u8 {
         (mix(self.seed ^ (j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 1) as u8
     }
@@ -551,6 +556,12 @@ impl SyntheticCircuit {
 
     /// Synthesises rows in parallel on the current rayon pool; equals the `Circuit` path.
     pub fn synthesize_parallel(&self) -> Assignment {
+        self.synthesize_parallel_into(None)
+    }
+
+    /// `synthesize_parallel`, writing A, B and C into `abc` when given (each at least as long
+    /// as the rows); the assignment's own a, b and c are then empty.
+    pub fn synthesize_parallel_into(&self, abc: Option<[&mut [Scalar]; 3]>) -> Assignment {
         let n = self.rows;
         let inputs: Vec<Scalar> = std::iter::once(Scalar::ONE)
             .chain((0..PUBLIC_INPUTS).map(|i| self.input_value(i)))
@@ -569,16 +580,26 @@ impl SyntheticCircuit {
         };
         // One pass over the rows writes A, B, C and the witness; the input rows `x * 0 = 0`
         // come last and have no variable of their own.
-        let [a, b, c, mut aux] = par_columns(n + inputs.len(), |j| match j.checked_sub(n) {
-            None => self.eval_row(j, wit),
-            Some(i) => [inputs[i], Scalar::ZERO, Scalar::ZERO, Scalar::ZERO],
-        });
+        let rows = n + inputs.len();
+        let lent = match abc {
+            Some([a, b, c]) => [Some(a), Some(b), Some(c), None],
+            None => [None, None, None, None],
+        };
+        let [a, b, c, mut aux] = par_columns_into(
+            rows,
+            |j| match j.checked_sub(n) {
+                None => self.eval_row(j, wit),
+                Some(i) => [inputs[i], Scalar::ZERO, Scalar::ZERO, Scalar::ZERO],
+            },
+            lent,
+        );
         aux.truncate(n);
         let st = &self.st;
         Assignment {
             a,
             b,
             c,
+            rows,
             a_aux_density: st.a_density.clone(),
             b_aux_density: st.b_density.clone(),
             b_input_density: Density::from_words(vec![st.b_one as u64], inputs.len()),

@@ -200,9 +200,7 @@ impl EngineHandle {
         }
         let count = st.synthesized_bound() + st.cfg.gpu_workers_per_device * st.devices.len();
         drop(st);
-        let p = &loaded.params;
-        let tails = [loaded.shape.num_aux, p.a.len(), p.b_g1.len()];
-        exec.reserve_prestage(loaded.shape.num_rows(), tails, count)
+        exec.reserve_prestage(loaded.shape.num_rows(), synthesis::tails(loaded), count)
     }
 
     /// Submits a job; its parameters must be obtainable (loaded, cached or generated first).

@@ -14,6 +14,12 @@ use crate::circuit::partition_seed;
 use crate::prover;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, ProofRecord, Span, Stage};
 
+/// The lengths of a partition's L, A and B MSMs.
+pub(super) fn tails(loaded: &crate::params::store::Loaded) -> [usize; 3] {
+    let p = &loaded.params;
+    [loaded.shape.num_aux, p.a.len(), p.b_g1.len()]
+}
+
 /// Host bytes one partition holds: a, b, c and the witness, the MSM scalars, NTT scratch.
 fn partition_bytes(rows: usize) -> u64 {
     rows.next_power_of_two() as u64 * 32 * 6
@@ -205,9 +211,14 @@ fn synthesize(
 ) {
     let start = Instant::now();
     let seed = partition_seed(spec.seed, ticket.job, ticket.partition);
+    // With prestaging, synthesis writes a/b/c straight into the first willing device's
+    // page-locked block: no host copy of them between synthesis and the link.
+    let mut target = stagers
+        .iter()
+        .find_map(|exec| exec.stage_target(loaded.shape.num_rows(), tails(&loaded)));
     let result = spec
         .workload
-        .synthesize(seed, ticket.partition)
+        .synthesize_into(seed, ticket.partition, target.as_mut().map(|t| t.abc()))
         .and_then(|asg| prover::prepare(&asg, &loaded.params).map(|m| (asg, m)));
     let synthesized = Instant::now();
     let span = |stage, start, end| {
@@ -224,10 +235,8 @@ fn synthesize(
         }))
     };
     span(Stage::Synthesis, start, synthesized);
-    let result = result.map(|(mut asg, msms)| {
-        let prestaged = stagers
-            .iter()
-            .find_map(|exec| exec.prestage(&mut asg, &msms));
+    let result = result.map(|(asg, msms)| {
+        let prestaged = target.map(|t| t.finish(&asg, &msms));
         (asg, msms, prestaged)
     });
     let end = Instant::now();

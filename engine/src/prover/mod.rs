@@ -47,7 +47,7 @@ pub fn prove_staged(
 ) -> Result<Proof> {
     let msms = prepare(&asg, params)?;
     let staged = match prestage {
-        true => exec.prestage(&mut asg, &msms),
+        true => crate::backend::prestage(exec, &mut asg, &msms),
         false => None,
     };
     let input = RegionInput::new(

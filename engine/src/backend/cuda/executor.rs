@@ -18,11 +18,10 @@ use std::time::Instant;
 use super::gpu::{copy_bytes, DevBuf, Gpu, OutOfMemory, Staging, Timeline};
 use super::{msm, ntt, prestage};
 use crate::backend::cpu::CpuExecutor;
-use crate::backend::{BackendKind, Engine, Executor, Gate, Prestaged, RegionInput, Steps};
-use crate::circuit::Assignment;
+use crate::backend::{BackendKind, Engine, Executor, Gate, Prestaged, RegionInput, Steps, Target};
 use crate::config::{Budget, Residency};
 use crate::params::Parameters;
-use crate::prover::{Msms, RegionResult};
+use crate::prover::RegionResult;
 use crate::telemetry::accounting::VramPurpose;
 use crate::telemetry::{DeviceInfo, Stage};
 
@@ -522,6 +521,8 @@ impl CudaExecutor {
         }
         let down1 = tl.mark(&compute)?;
         self.gpu.sync(&compute)?;
+        // What is left is host work (B in G2's few other scalars, the sums): not under the lock.
+        gate.release();
 
         steps.0.push(crate::backend::Step {
             stage: Stage::H2d,
@@ -606,11 +607,9 @@ impl Executor for CudaExecutor {
         }
     }
 
-    fn prestage(&self, asg: &mut Assignment, msms: &Msms) -> Option<Prestaged> {
-        let abc = [&asg.a[..], &asg.b, &asg.c];
-        let tails = [&asg.aux[..], &msms.a, &msms.b];
-        let layout = prestage::Layout::plan(abc.map(<[_]>::len), tails.map(<[_]>::len));
-        let mut block = match prestage::pool(&self.gpu).take(layout.bytes) {
+    fn stage_target(&self, rows: usize, tails: [usize; 3]) -> Option<Box<dyn Target>> {
+        let layout = prestage::Layout::plan([rows; 3], tails);
+        let block = match prestage::pool(&self.gpu).take(layout.bytes) {
             Ok(Some(b)) => b,
             // Page-locked memory is at its cap: this partition stages as its region goes.
             Ok(None) => return None,
@@ -619,15 +618,11 @@ impl Executor for CudaExecutor {
                 return None;
             }
         };
-        let layout = prestage::fill(block.bytes_mut(), layout, abc, tails);
-        self.gpu.counters.host_copied(layout.bytes as u64);
-        let rows = asg.num_rows();
-        // The block holds a, b and c now; the CPU fallback reads them back from it.
-        (asg.a, asg.b, asg.c) = Default::default();
-        Some(Prestaged {
-            rows,
-            data: Box::new(prestage::Witness { block, layout }),
-        })
+        Some(Box::new(prestage::Filling {
+            block,
+            layout,
+            counters: self.gpu.counters.clone(),
+        }))
     }
 
     fn reserve_prestage(&self, rows: usize, tails: [usize; 3], count: usize) -> Result<u64> {

@@ -11,6 +11,10 @@ use rayon::prelude::*;
 use std::sync::{Arc, OnceLock};
 
 use super::gpu::{as_bytes, Gpu, Pinned};
+use crate::backend::{Prestaged, Target};
+use crate::circuit::Assignment;
+use crate::prover::Msms;
+use crate::telemetry::accounting::DeviceCounters;
 
 const FR: usize = 32;
 /// Elements per parallel piece of a fill.
@@ -233,22 +237,14 @@ fn carve<const N: usize>(mut dst: &mut [u8], at: [(usize, usize); N]) -> [&mut [
     })
 }
 
-/// Writes a partition's witness into `dst` as `layout` (from `Layout::plan`) places it, in
-/// parallel on the current pool: the evaluations verbatim, each MSM's scalars with their ones
-/// zeroed and the ones' positions listed. Returns the layout with the ones' counts.
-pub(super) fn fill(
-    dst: &mut [u8],
-    mut layout: Layout,
-    abc: [&[Scalar]; 3],
-    tails: [&[Scalar]; 3],
-) -> Layout {
+/// Writes each MSM's scalars into `dst` as `layout` (from `Layout::plan`) places them, in
+/// parallel on the current pool: ones zeroed and their positions listed. Returns the layout
+/// with the ones' counts.
+pub(super) fn fill_tails(dst: &mut [u8], mut layout: Layout, tails: [&[Scalar]; 3]) -> Layout {
     let sec = |s: &Section, elem: usize| (s.at, s.bytes(elem));
-    let [a, b, c, l, ta, tb, ol, oa, ob] = carve(
+    let [l, ta, tb, ol, oa, ob] = carve(
         dst,
         [
-            sec(&layout.abc[0], FR),
-            sec(&layout.abc[1], FR),
-            sec(&layout.abc[2], FR),
             sec(&layout.tails[0], FR),
             sec(&layout.tails[1], FR),
             sec(&layout.tails[2], FR),
@@ -257,11 +253,6 @@ pub(super) fn fill(
             sec(&layout.ones[2], 4),
         ],
     );
-    for (d, s) in [a, b, c].into_iter().zip(abc) {
-        d.par_chunks_mut(PIECE * FR)
-            .zip(as_bytes(s).par_chunks(PIECE * FR))
-            .for_each(|(d, s)| crate::hostmem::stream_copy(d, s));
-    }
     for (i, ((d, idx), s)) in [l, ta, tb]
         .into_iter()
         .zip([ol, oa, ob])
@@ -271,6 +262,41 @@ pub(super) fn fill(
         layout.ones[i].len = split_into(d, idx, s);
     }
     layout
+}
+
+/// The a, b and c sections of a block laid out as `layout`, as scalars to write.
+fn abc_sections<'a>(dst: &'a mut [u8], layout: &Layout) -> [&'a mut [Scalar]; 3] {
+    let at = layout.abc.map(|s| (s.at, s.bytes(FR)));
+    carve(dst, at).map(crate::hostmem::scalars_mut)
+}
+
+/// A block being filled: synthesis writes a/b/c into it, `finish` the MSMs' scalars.
+pub(super) struct Filling {
+    pub block: Block,
+    pub layout: Layout,
+    pub counters: Arc<DeviceCounters>,
+}
+
+impl Target for Filling {
+    fn abc(&mut self) -> [&mut [Scalar]; 3] {
+        abc_sections(self.block.bytes_mut(), &self.layout)
+    }
+
+    fn finish(self: Box<Self>, asg: &Assignment, msms: &Msms) -> Prestaged {
+        let Filling {
+            mut block,
+            layout,
+            counters,
+        } = *self;
+        let tails = [&asg.aux[..], &msms.a, &msms.b];
+        let layout = fill_tails(block.bytes_mut(), layout, tails);
+        let copied: usize = layout.tails.iter().map(|s| s.bytes(FR)).sum();
+        counters.host_copied(copied as u64);
+        Prestaged {
+            rows: asg.num_rows(),
+            data: Box::new(Witness { block, layout }),
+        }
+    }
 }
 
 /// One MSM's scalars into `dst` with ones zeroed, their positions into `idx` (ascending);
@@ -340,8 +366,25 @@ mod tests {
     }
 
     #[test]
-    fn a_filled_block_holds_the_evaluations_and_each_msm_split_into_ones_and_the_rest() {
-        let abc = [scalars(&[1, 2, 3]), scalars(&[4, 5]), scalars(&[6])];
+    fn synthesis_into_a_block_writes_the_evaluations_where_the_layout_says() {
+        let circuit = crate::circuit::synthetic::SyntheticCircuit::new(10, 7);
+        let want = circuit.synthesize_parallel();
+        let n = want.num_rows();
+        let layout = Layout::plan([n; 3], [want.aux.len(), 5, 5]);
+        // Aligned as a page-locked block is (sections start on 256-byte boundaries).
+        let mut store = vec![Scalar::ZERO; layout.bytes.div_ceil(FR)];
+        let block = &mut crate::hostmem::bytes_mut(&mut store)[..layout.bytes];
+        let got = circuit.synthesize_parallel_into(Some(abc_sections(block, &layout)));
+        assert!(got.a.is_empty() && got.b.is_empty() && got.c.is_empty());
+        assert_eq!(got.num_rows(), n);
+        for (s, want) in layout.abc.iter().zip([&want.a, &want.b, &want.c]) {
+            assert_eq!(&read(block, *s), want);
+        }
+        assert_eq!((&got.aux, &got.input), (&want.aux, &want.input));
+    }
+
+    #[test]
+    fn a_filled_block_holds_each_msm_split_into_ones_and_the_rest() {
         // More than one parallel piece, ones at both ends and across the piece boundary.
         let n = PIECE + 7;
         let l: Vec<Scalar> = (0..n)
@@ -360,15 +403,8 @@ mod tests {
             .chain(&layout.tails)
             .all(|s| s.at % 256 == 0));
         let mut block = vec![0xAAu8; layout.bytes];
-        let got = fill(
-            &mut block,
-            layout,
-            [&abc[0], &abc[1], &abc[2]],
-            [&l, &a, &b],
-        );
-        for (s, want) in got.abc.iter().zip(&abc) {
-            assert_eq!(&read(&block, *s), want);
-        }
+        let got = fill_tails(&mut block, layout, [&l, &a, &b]);
+        assert_eq!(got.abc, layout.abc);
         for (i, src) in [&l, &a, &b].into_iter().enumerate() {
             let tail = read(&block, got.tails[i]);
             let want: Vec<Scalar> = src
