@@ -56,6 +56,8 @@ struct Workspace {
     idx: DevBuf,
     msm: DevBuf,
     sum: DevBuf,
+    /// B in G2's sums of scalar-one bases.
+    g2: DevBuf,
     results: DevBuf,
 }
 
@@ -265,6 +267,9 @@ impl CudaExecutor {
             msm: a(msm::scratch_bytes(msm_n), VramPurpose::Buckets)?,
             sum: a(msm::sum_scratch_bytes(msm_n), VramPurpose::Buckets)?,
             results: a(8 * msm::JACOBIAN, VramPurpose::Scratch)?,
+            // Kept, not allocated per partition: freeing device memory waits for the whole
+            // device, the other worker's kernels included.
+            g2: a(msm::G2_SUM_SCRATCH_MAX, VramPurpose::Buckets)?,
         });
         Ok(())
     }
@@ -494,19 +499,13 @@ impl CudaExecutor {
         let mut g2 = match &g2_bases {
             Some(bases) if counts[2].1 > 0 => {
                 let count = counts[2].1;
-                let scratch = self.alloc(
-                    msm::g2_sum_scratch_bytes(count),
-                    VramPurpose::Buckets,
-                    o.vram_budget,
-                )?;
                 let mut parts = 0;
                 timed(Stage::MsmBG2, &mut tl, &mut || {
                     let idx = ws.idx.at(2 * msm_n * 4);
-                    parts = msm::g2_sum_enqueue(g, &compute, bases.ptr, idx, count, scratch.ptr)?;
+                    parts = msm::g2_sum_enqueue(g, &compute, bases.ptr, idx, count, ws.g2.ptr)?;
                     Ok(0)
                 })?;
                 Some((
-                    scratch,
                     parts,
                     vec![0u8; msm::g2_sum_parts(count) * msm::G2_JACOBIAN],
                 ))
@@ -516,7 +515,7 @@ impl CudaExecutor {
         let mut out = vec![0u8; 7 * msm::JACOBIAN];
         let down0 = tl.mark(&compute)?;
         self.gpu.d2h(&compute, &mut out, ws.results.ptr)?;
-        if let Some((_, at, parts)) = g2.as_mut() {
+        if let Some((at, parts)) = g2.as_mut() {
             self.gpu.d2h(&compute, parts, *at)?;
         }
         let down1 = tl.mark(&compute)?;
@@ -559,7 +558,7 @@ impl CudaExecutor {
             engine: Engine::D2h,
             start: tl.at(down0)?,
             end: tl.at(down1)?,
-            bytes: (out.len() + g2.as_ref().map_or(0, |g| g.2.len())) as u64,
+            bytes: (out.len() + g2.as_ref().map_or(0, |g| g.1.len())) as u64,
         });
         let pt = |i: usize| jacobian(&out[i * msm::JACOBIAN..(i + 1) * msm::JACOBIAN]);
         let sum = |i: usize| {
@@ -568,14 +567,12 @@ impl CudaExecutor {
             t + o
         };
         let b_g2 = g2_bases.is_some().then(|| {
-            let ones = g2
-                .as_ref()
-                .map_or(G2Projective::identity(), |(_, _, parts)| {
-                    parts
-                        .par_chunks_exact(msm::G2_JACOBIAN)
-                        .map(g2_jacobian)
-                        .reduce(G2Projective::identity, |a, b| a + b)
-                });
+            let ones = g2.as_ref().map_or(G2Projective::identity(), |(_, parts)| {
+                parts
+                    .par_chunks_exact(msm::G2_JACOBIAN)
+                    .map(g2_jacobian)
+                    .reduce(G2Projective::identity, |a, b| a + b)
+            });
             ones + g2_rest(&p.b_g2, &input.msms.b)
         });
         Ok(RegionResult {

@@ -371,6 +371,9 @@ pub fn g2_sum_scratch_bytes(count: usize) -> usize {
     g2_sum_parts(count) * (G2_XYZZ + G2_JACOBIAN)
 }
 
+/// `g2_sum_scratch_bytes` of any count: a chunk is at least count / 2^13, so at most 2^13 parts.
+pub const G2_SUM_SCRATCH_MAX: usize = (1 << 13) * (G2_XYZZ + G2_JACOBIAN);
+
 /// Enqueues the sums of G2 `points[idx[i]]`, i < count, in `g2_sum_parts(count)` parts, and
 /// returns where their Jacobian forms (blst_p2) will be; the host adds them.
 pub fn g2_sum_enqueue(
@@ -400,6 +403,14 @@ pub fn g2_sum_enqueue(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_kept_g2_scratch_fits_any_count() {
+        let counts = (0..40).flat_map(|k| [(1usize << k) - 1, 1 << k, (1 << k) + 1]);
+        assert!(counts
+            .into_iter()
+            .all(|c| g2_sum_scratch_bytes(c) <= G2_SUM_SCRATCH_MAX));
+    }
+
     use super::*;
 
     #[test]
