@@ -521,7 +521,9 @@ impl CudaExecutor {
         let down1 = tl.mark(&compute)?;
         self.gpu.sync(&compute)?;
         // What is left is host work (B in G2's few other scalars, the sums): not under the lock.
-        gate.release();
+        if std::env::var_os("PROVETOP_DIAG_HOLD").is_none() {
+            gate.release();
+        }
 
         steps.0.push(crate::backend::Step {
             stage: Stage::H2d,

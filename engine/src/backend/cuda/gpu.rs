@@ -54,6 +54,9 @@ fn cuda(e: result::DriverError) -> anyhow::Error {
 /// a third of a second, and a spinning worker takes a core from synthesis for all of it (the
 /// driver spins by default when there are fewer contexts than cores).
 fn block_while_waiting(ordinal: usize) {
+    if std::env::var_os("PROVETOP_DIAG_SPIN").is_some() {
+        return;
+    }
     let flags = sys::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC as u32;
     // SAFETY: plain driver calls on an initialised driver, before the context is retained.
     let set = unsafe {
