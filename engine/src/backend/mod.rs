@@ -217,14 +217,11 @@ impl std::fmt::Display for DeviceFault {
 impl std::error::Error for DeviceFault {}
 
 /// The gate an executor passes through: `memory` before it allocates or stages device memory,
-/// `compute` before its first kernel, `release` after its last download. The lock strategy
-/// behind it decides who waits; waits are recorded as `lock_wait` steps.
+/// `compute` before its first kernel. The lock strategy behind it decides who waits; waits
+/// are recorded as `lock_wait` steps.
 pub trait Gate {
     fn memory(&mut self, steps: &mut Steps);
     fn compute(&mut self, steps: &mut Steps);
-    /// The device's part is over (results downloaded): the next worker may take the device
-    /// while this one finishes on the host.
-    fn release(&mut self) {}
 }
 
 /// A device: the part of a partition's proof that a GPU (or a CPU stand-in) computes.

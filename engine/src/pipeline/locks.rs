@@ -48,9 +48,6 @@ impl Gate for SingleGate<'_> {
     fn compute(&mut self, steps: &mut Steps) {
         self.memory(steps);
     }
-    fn release(&mut self) {
-        self.held = None;
-    }
 }
 
 impl DeviceLock for Single {
@@ -91,9 +88,6 @@ impl Gate for TwoLockGate<'_> {
             self.memory = None;
             self.compute = Some(acquire(&self.locks.compute, steps));
         }
-    }
-    fn release(&mut self) {
-        (self.memory, self.compute) = (None, None);
     }
 }
 
@@ -173,28 +167,6 @@ mod tests {
             max_compute.load(Ordering::SeqCst),
             staged_during_compute.load(Ordering::SeqCst),
         )
-    }
-
-    #[test]
-    fn a_released_gate_lets_the_next_worker_compute_before_it_is_dropped() {
-        for strategy in [LockStrategy::Single, LockStrategy::TwoLock] {
-            let lock = new_lock(strategy);
-            let mut steps = Steps::default();
-            let mut first = lock.gate();
-            first.compute(&mut steps);
-            first.release();
-            let (tx, rx) = std::sync::mpsc::channel();
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    let mut next = lock.gate();
-                    next.compute(&mut Steps::default());
-                    tx.send(()).unwrap();
-                });
-                let got = rx.recv_timeout(std::time::Duration::from_secs(5));
-                assert!(got.is_ok(), "{strategy:?}: the next worker still waits");
-            });
-            drop(first);
-        }
     }
 
     #[test]

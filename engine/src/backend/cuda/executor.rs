@@ -520,10 +520,6 @@ impl CudaExecutor {
         }
         let down1 = tl.mark(&compute)?;
         self.gpu.sync(&compute)?;
-        // What is left is host work (B in G2's few other scalars, the sums): not under the lock.
-        if std::env::var_os("PROVETOP_DIAG_HOLD").is_none() {
-            gate.release();
-        }
 
         steps.0.push(crate::backend::Step {
             stage: Stage::H2d,

@@ -50,28 +50,8 @@ fn cuda(e: result::DriverError) -> anyhow::Error {
     crate::backend::DeviceFault(e.to_string()).into()
 }
 
-/// Makes threads that wait for the device sleep instead of spinning: a region's final wait is
-/// a third of a second, and a spinning worker takes a core from synthesis for all of it (the
-/// driver spins by default when there are fewer contexts than cores).
-fn block_while_waiting(ordinal: usize) {
-    if std::env::var_os("PROVETOP_DIAG_SPIN").is_some() {
-        return;
-    }
-    let flags = sys::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC as u32;
-    // SAFETY: plain driver calls on an initialised driver, before the context is retained.
-    let set = unsafe {
-        result::init()
-            .and_then(|_| result::device::get(ordinal as i32))
-            .and_then(|dev| sys::cuDevicePrimaryCtxSetFlags_v2(dev, flags).result())
-    };
-    if let Err(e) = set {
-        tracing::warn!("gpu{ordinal}: waits will spin ({e})");
-    }
-}
-
 impl Gpu {
     pub fn open(ordinal: usize) -> Result<Arc<Gpu>> {
-        block_while_waiting(ordinal);
         let ctx = CudaContext::new(ordinal)
             .map_err(cuda)
             .context("creating a CUDA context")?;
