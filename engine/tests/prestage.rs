@@ -8,7 +8,7 @@ use anyhow::Result;
 use blstrs::Scalar;
 use provetop_engine::backend::cpu::CpuExecutor;
 use provetop_engine::backend::{
-    BackendKind, Executor, Gate, Prestaged, RegionInput, Staged, Steps,
+    BackendKind, Executor, Gate, Prestaged, RegionInput, Staged, Steps, Target,
 };
 use provetop_engine::circuit::Assignment;
 use provetop_engine::config::EngineConfig;
@@ -38,7 +38,31 @@ impl Staged for Held {
     }
 }
 
-/// A CPU device that prestages: it moves a/b/c into a `Held` and reads them from there.
+/// Synthesis writes a/b/c here; `finish` makes it a `Held`.
+struct Filling {
+    abc: [Vec<Scalar>; 3],
+    live: Arc<AtomicUsize>,
+}
+
+impl Target for Filling {
+    fn abc(&mut self) -> [&mut [Scalar]; 3] {
+        let [a, b, c] = &mut self.abc;
+        [a, b, c]
+    }
+    fn finish(self: Box<Self>, asg: &Assignment, _msms: &Msms) -> Prestaged {
+        self.live.fetch_add(1, Ordering::SeqCst);
+        Prestaged {
+            rows: asg.num_rows(),
+            data: Box::new(Held {
+                abc: self.abc,
+                live: self.live,
+            }),
+        }
+    }
+}
+
+/// A CPU device that prestages: synthesis writes a/b/c into its `Filling`, and its regions
+/// read them from the `Held` that becomes.
 struct Stager {
     inner: CpuExecutor,
     live: Arc<AtomicUsize>,
@@ -60,22 +84,12 @@ impl Executor for Stager {
             ..self.inner.info()
         }
     }
-    fn prestage(&self, asg: &mut Assignment, _msms: &Msms) -> Option<Prestaged> {
+    fn stage_target(&self, rows: usize, _tails: [usize; 3]) -> Option<Box<dyn Target>> {
         self.made.fetch_add(1, Ordering::SeqCst);
-        self.live.fetch_add(1, Ordering::SeqCst);
-        let rows = asg.num_rows();
-        let abc = [
-            std::mem::take(&mut asg.a),
-            std::mem::take(&mut asg.b),
-            std::mem::take(&mut asg.c),
-        ];
-        Some(Prestaged {
-            rows,
-            data: Box::new(Held {
-                abc,
-                live: self.live.clone(),
-            }),
-        })
+        Some(Box::new(Filling {
+            abc: [0, 1, 2].map(|_| vec![-Scalar::from(7u64); rows]),
+            live: self.live.clone(),
+        }))
     }
     fn prove_region(
         &self,
@@ -95,6 +109,10 @@ impl Executor for Stager {
             1usize << input.log2_domain,
             held.abc[0].len().next_power_of_two(),
             "the domain comes from the prestaged rows"
+        );
+        assert!(
+            held.abc[0].iter().all(|x| *x != -Scalar::from(7u64)),
+            "synthesis wrote every row of the target"
         );
         self.own.fetch_add(1, Ordering::SeqCst);
         input.abc = held.abc.clone();

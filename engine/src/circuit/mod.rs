@@ -176,6 +176,12 @@ impl Workload {
             Workload::External { ref circuit } => {
                 external::get(circuit)?.generate_params(shape, progress)
             }
+            Workload::Synthetic { log2_constraints } => {
+                let circuit = SyntheticCircuit::new(log2_constraints, 0);
+                setup::generate_with(shape, &mut OsRng, progress, |lagrange| {
+                    Ok(circuit.evaluate_at(lagrange))
+                })
+            }
             _ => setup::generate(self.circuit(0)?, shape, &mut OsRng, progress),
         }
     }

@@ -20,12 +20,48 @@ use crate::circuit::Shape;
 /// Where a long setup reports: (stage, done, total).
 pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 
+/// A, B and C of every variable (the constant one and the inputs first, then aux) at a point,
+/// from the rows' Lagrange values there.
+pub type Evaluated = [Vec<Scalar>; 3];
+
 /// Generates parameters for `circuit`, whose counts `shape` already holds.
 pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
     circuit: C,
     shape: &Shape,
     rng: &mut R,
     progress: Progress,
+) -> Result<Parameters> {
+    generate_with(shape, rng, progress, |lagrange| {
+        evaluate(circuit, shape, lagrange)
+    })
+}
+
+/// Runs `circuit` through the evaluating constraint system, one row after another.
+fn evaluate<C: Circuit<Scalar>>(
+    circuit: C,
+    shape: &Shape,
+    lagrange: &[Scalar],
+) -> Result<Evaluated> {
+    let mut cs = EvalCs::new(shape, lagrange);
+    circuit
+        .synthesize(&mut cs)
+        .map_err(|e| anyhow::anyhow!("synthesis failed: {e}"))?;
+    if cs.row != shape.num_constraints
+        || cs.num_aux != shape.num_aux
+        || cs.num_inputs != shape.num_inputs
+    {
+        bail!("the circuit's counts differ from its shape");
+    }
+    Ok([cs.at, cs.bt, cs.ct])
+}
+
+/// `generate` for a circuit that evaluates its variables' polynomials itself (the synthetic
+/// workload, in parallel): `evaluate` gets the rows' Lagrange values at tau.
+pub fn generate_with<R: RngCore + CryptoRng>(
+    shape: &Shape,
+    rng: &mut R,
+    progress: Progress,
+    evaluate: impl FnOnce(&[Scalar]) -> Result<Evaluated>,
 ) -> Result<Parameters> {
     let domain = Domain::new(shape.log2_domain());
     let m = domain.size();
@@ -36,31 +72,37 @@ pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
     let delta = Scalar::random(&mut *rng);
     let (gamma_inv, delta_inv) = (gamma.invert().unwrap(), delta.invert().unwrap());
 
+    // Each stage's seconds go to the log: where a large setup's time goes.
+    let mut clock = std::time::Instant::now();
+    let mut lap = |stage: &str| {
+        tracing::info!(
+            "setup, 2^{} rows: {stage} in {:.2} s",
+            shape.log2_domain(),
+            clock.elapsed().as_secs_f64()
+        );
+        clock = std::time::Instant::now();
+    };
     progress("evaluating the circuit at tau", 0, 1);
     let powers = powers(tau, m);
     let mut lagrange = powers.clone();
     domain.intt(&mut lagrange);
-    let mut cs = EvalCs::new(shape, &lagrange);
-    circuit
-        .synthesize(&mut cs)
-        .map_err(|e| anyhow::anyhow!("synthesis failed: {e}"))?;
-    if cs.row != shape.num_constraints
-        || cs.num_aux != shape.num_aux
-        || cs.num_inputs != shape.num_inputs
-    {
-        bail!("the circuit's counts differ from its shape");
+    let [mut at, bt, ct] = evaluate(&lagrange)?;
+    let total = shape.num_inputs + shape.num_aux;
+    if [&at, &bt, &ct].iter().any(|v| v.len() != total) {
+        bail!("the circuit's evaluation has the wrong number of variables");
     }
+    // Each input's `x * 0 = 0` row.
     for i in 0..shape.num_inputs {
-        cs.at[i] += lagrange[shape.num_constraints + i];
+        at[i] += lagrange[shape.num_constraints + i];
     }
+    lap("the circuit evaluated at tau");
 
-    let (ni, total) = (shape.num_inputs, shape.num_inputs + shape.num_aux);
+    let ni = shape.num_inputs;
     // (beta·A + alpha·B + C) / gamma for inputs, / delta for aux.
     let ext: Vec<Scalar> = (0..total)
         .into_par_iter()
         .map(|i| {
-            (beta * cs.at[i] + alpha * cs.bt[i] + cs.ct[i])
-                * if i < ni { gamma_inv } else { delta_inv }
+            (beta * at[i] + alpha * bt[i] + ct[i]) * if i < ni { gamma_inv } else { delta_inv }
         })
         .collect();
     let z_over_delta = (tau.pow_vartime([m as u64]) - Scalar::ONE) * delta_inv;
@@ -74,7 +116,7 @@ pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
             .copied()
             .collect()
     };
-    let (a_s, b_s) = (nonzero(&cs.at), nonzero(&cs.bt));
+    let (a_s, b_s) = (nonzero(&at), nonzero(&bt));
     if ext[ni..].iter().any(|s| bool::from(s.is_zero())) {
         bail!("the circuit has an unconstrained variable: its L query point would be zero");
     }
@@ -84,6 +126,7 @@ pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
     let g1_total = h_scalars.len() + total + a_s.len() + b_s.len();
     let t1 = FixedBase::<G1Projective>::new(g1, g1_total);
     let t2 = FixedBase::<G2Projective>::new(g2, b_s.len());
+    lap("query scalars and window tables");
     let done = AtomicUsize::new(0);
     let tick = |n: usize| {
         let d = done.fetch_add(n, Ordering::Relaxed) + n;
@@ -93,11 +136,13 @@ pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
     let ic_l = t1.mul_many(&ext, &tick);
     let a = t1.mul_many(&a_s, &tick);
     let b_g1 = t1.mul_many(&b_s, &tick);
+    lap("G1 queries");
     let done2 = AtomicUsize::new(0);
     let b_g2 = t2.mul_many(&b_s, &|n| {
         let d = done2.fetch_add(n, Ordering::Relaxed) + n;
         progress("G2 queries", d, b_s.len());
     });
+    lap("G2 queries");
     let (ic, l) = (ic_l[..ni].to_vec(), ic_l[ni..].to_vec());
 
     let vk = VerifyingKey {
@@ -210,4 +255,23 @@ pub fn random_g1(n: usize, seed: u64) -> Vec<blstrs::G1Affine> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
     FixedBase::<G1Projective>::new(G1Projective::generator(), n).mul_many(&scalars, &|_| {})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuit::synthetic::SyntheticCircuit;
+    use rand::SeedableRng;
+
+    #[test]
+    fn the_synthetic_circuit_evaluates_in_parallel_as_row_by_row() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for k in [4, 6, 10] {
+            let circuit = SyntheticCircuit::new(k, 1);
+            let shape = circuit.shape();
+            let lagrange: Vec<Scalar> = (0..1 << k).map(|_| Scalar::random(&mut rng)).collect();
+            let want = evaluate(circuit.clone(), &shape, &lagrange).unwrap();
+            assert_eq!(circuit.evaluate_at(&lagrange), want, "k = {k}");
+        }
+    }
 }
