@@ -632,6 +632,7 @@ fn times(v: i128, x: Scalar) -> Scalar {
         0 => Scalar::ZERO,
         1 => x,
         -1 => -x,
+        2 => x.double(),
         v if v > 0 => x * Scalar::from(v as u64),
         v => -(x * Scalar::from(v.unsigned_abs() as u64)),
     }
@@ -649,7 +650,13 @@ impl SyntheticCircuit {
         assert!(lagrange.len() >= n);
         // The operand positions of each variable, by a counting sort (any order: field sums
         // do not depend on it).
-        let counts: Vec<AtomicU64> = (0..=n).map(|_| AtomicU64::new(0)).collect();
+        let zeros = |len: usize| -> Vec<AtomicU64> {
+            (0..len)
+                .into_par_iter()
+                .map(|_| AtomicU64::new(0))
+                .collect()
+        };
+        let counts = zeros(n + 1);
         st.ops.par_iter().for_each(|v| {
             counts[*v as usize + 1].fetch_add(1, Ordering::Relaxed);
         });
@@ -661,14 +668,26 @@ impl SyntheticCircuit {
                 at
             })
             .collect();
-        let cursor: Vec<AtomicU64> = first.iter().map(|f| AtomicU64::new(*f)).collect();
-        let used_by: Vec<AtomicU64> = (0..st.ops.len()).map(|_| AtomicU64::new(0)).collect();
+        let cursor: Vec<AtomicU64> = first.par_iter().map(|f| AtomicU64::new(*f)).collect();
+        let used_by = zeros(st.ops.len());
+        // Each use: its row, its kind and its operand position (< 32), so the gather below
+        // reads no row's kind at random.
         (0..n).into_par_iter().for_each(|j| {
+            let kind = (st.kinds[j] as u64) << 5;
             for (t, v) in st.operands(j).iter().enumerate() {
                 let slot = cursor[*v as usize].fetch_add(1, Ordering::Relaxed);
-                used_by[slot as usize].store((j as u64) << 8 | t as u64, Ordering::Relaxed);
+                used_by[slot as usize].store((j as u64) << 8 | kind | t as u64, Ordering::Relaxed);
             }
         });
+        let kinds = [
+            Kind::Input,
+            Kind::Src,
+            Kind::Xor,
+            Kind::Mux,
+            Kind::Lin,
+            Kind::Pack,
+        ];
+        debug_assert!(kinds.iter().enumerate().all(|(i, k)| *k as usize == i));
         let own = |j: usize| -> [i128; 3] {
             match st.kinds[j] {
                 Kind::Input => [0, 0, 1],
@@ -682,8 +701,8 @@ impl SyntheticCircuit {
             let refs = &used_by[first[v] as usize..first[v + 1] as usize];
             for r in refs {
                 let r = r.load(Ordering::Relaxed);
-                let (j, t) = ((r >> 8) as usize, (r & 0xff) as usize);
-                let c = operand_coeffs(st.kinds[j], t, || st.lin_coeff(j, t as u64));
+                let (j, kind, t) = ((r >> 8) as usize, kinds[(r >> 5 & 7) as usize], r & 31);
+                let c = operand_coeffs(kind, t as usize, || st.lin_coeff(j, t));
                 for (s, c) in sum.iter_mut().zip(c) {
                     *s += times(c, lagrange[j]);
                 }

@@ -36,8 +36,9 @@ pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
     })
 }
 
-/// Runs `circuit` through the evaluating constraint system, one row after another.
-fn evaluate<C: Circuit<Scalar>>(
+/// Runs `circuit` through the evaluating constraint system, one row after another (any
+/// circuit; `generate` uses it).
+pub fn evaluate<C: Circuit<Scalar>>(
     circuit: C,
     shape: &Shape,
     lagrange: &[Scalar],
