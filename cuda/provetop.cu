@@ -5,3 +5,4 @@
 #include "ntt/ntt.cuh"
 #include "ntt/tables.cuh"
 #include "msm/pippenger.cuh"
+#include "msm/fixed_base.cuh"

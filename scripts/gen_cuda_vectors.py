@@ -256,6 +256,26 @@ def main():
         ws += g2_words(P)
     ws += idx + g2_words(total) + g2_words(sub)
     put(out, "g2_sum.bin", ws)
+    # G2 fixed-base products from a 4-bit window table (the layout of the engine's FixedBase:
+    # table[w * half + d - 1] = d * 2^(4w) * G2): [bits, nwin, count, table (nwin * half points),
+    # then count times (scalar canonical, 8 words; product affine, 48 words)].
+    bits, half = 4, 8
+    nwin = -(-255 // bits) + (255 % bits == 0)
+    table, wb = [], G2
+    for _ in range(nwin):
+        acc = wb
+        for _ in range(half):
+            table.append(acc)
+            acc = g2_add(acc, wb)
+        wb = g2_add(table[-1], table[-1])
+    ks = [0, 1, 2, 7, 8, 9, 15, 16, R_MOD - 1, (R_MOD - 1) // 2, (1 << 254) - 1]
+    ks += [rng.randrange(R_MOD) for _ in range(5)]
+    ws = [bits, nwin, len(ks)]
+    for P in table:
+        ws += g2_words(P)
+    for kk in ks:
+        ws += words(kk, FR_W) + g2_words(g2_mul(kk, G2))
+    put(out, "g2_fixed.bin", ws)
     total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     print(f"wrote vectors to {out} ({total} bytes)")
 
