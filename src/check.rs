@@ -1,6 +1,7 @@
 //! `provetop check`: every GPU result against the cpu backend on fresh random inputs: NTTs in
 //! every order, the H polynomial, MSMs (odd sizes, zeros, ones, r − 1, points at infinity), the
-//! batch addition of scalar-one bases, and whole proofs, which must verify and, with the same
+//! batch addition of scalar-one bases, setup's fixed-base products and whole parameter sets
+//! (identical for the same toxic waste), and whole proofs, which must verify and, with the same
 //! r and s, be byte-identical to the cpu backend's.
 
 use anyhow::{bail, Result};
@@ -196,6 +197,8 @@ fn check_gpu(
         );
     }
 
+    check_setup(gpu, rng, rep)?;
+
     let cache = std::env::temp_dir().join("provetop-check-params");
     let store = ParamsStore::new(Some(cache), None);
     let cpu = CpuExecutor::new(0, provetop_engine::config::cores())?;
@@ -231,5 +234,72 @@ fn check_gpu(
             t,
         );
     }
+    Ok(())
+}
+
+/// Setup on the GPU: fixed-base products in G1 and G2 with 8- and 16-bit tables, edge-case
+/// scalars among random ones, then a whole parameter set from the same toxic waste both ways.
+fn check_setup(gpu: &CudaExecutor, rng: &mut impl Rng, rep: &mut Report) -> Result<()> {
+    use group::Group;
+    use provetop_engine::backend::Executor;
+    use provetop_engine::params::fixed_base::FixedBase;
+    use provetop_engine::params::setup::{self, CpuProducts, Products};
+    let name = gpu.device().to_string();
+    let Some(products) = gpu.setup_products() else {
+        bail!("{name} offers no setup products");
+    };
+    let mut scalars = random_scalars(5000, rng);
+    scalars[..6].copy_from_slice(&[
+        Scalar::ZERO,
+        Scalar::ONE,
+        -Scalar::ONE,
+        Scalar::from(0x8000u64),
+        Scalar::from(0xffffu64),
+        Scalar::from(u64::MAX) * Scalar::from(u64::MAX),
+    ]);
+    // FixedBase takes 16-bit windows from 2^18 products on, 8-bit ones below.
+    for products_hint in [1usize, 1 << 18] {
+        let g1 = G1Projective::generator() * Scalar::random(&mut *rng);
+        let t1 = FixedBase::new(g1, products_hint);
+        let t = Instant::now();
+        let r = products
+            .g1(&t1, &scalars, &|_| {})
+            .map(|got| got == t1.mul_many(&scalars, &|_| {}));
+        rep.check(
+            &format!("{name} setup G1 products, {}-bit table", t1.bits()),
+            r,
+            t,
+        );
+        let g2 = blstrs::G2Projective::generator() * Scalar::random(&mut *rng);
+        let t2 = FixedBase::new(g2, products_hint);
+        let t = Instant::now();
+        let r = products
+            .g2(&t2, &scalars, &|_| {})
+            .map(|got| got == t2.mul_many(&scalars, &|_| {}));
+        rep.check(
+            &format!("{name} setup G2 products, {}-bit table", t2.bits()),
+            r,
+            t,
+        );
+    }
+    let w = Workload::Synthetic {
+        log2_constraints: 12,
+    };
+    let shape = w.shape()?;
+    let seed: u64 = rng.gen();
+    let make = |p: &dyn Products| {
+        let mut toxic = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let circuit = provetop_engine::circuit::synthetic::SyntheticCircuit::new(12, 0);
+        setup::generate_with(&shape, &mut toxic, &|_, _, _| {}, p, |l| {
+            Ok(circuit.evaluate_at(l))
+        })
+    };
+    let t = Instant::now();
+    let r = (|| Ok(make(&*products)? == make(&CpuProducts)?))();
+    rep.check(
+        &format!("{name} setup of synthetic-k12 equals the CPU's (same toxic waste)"),
+        r,
+        t,
+    );
     Ok(())
 }

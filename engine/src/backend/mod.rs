@@ -7,6 +7,7 @@ pub mod cuda;
 use anyhow::Result;
 use blstrs::Scalar;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::circuit::Assignment;
@@ -243,6 +244,10 @@ pub trait Executor: Send + Sync {
     /// writes a/b/c into it, then `Target::finish` adds the MSMs' scalars. None when the
     /// backend has nothing to do there or no room: the region then stages as it goes.
     fn stage_target(&self, _rows: usize, _tails: [usize; 3]) -> Option<Box<dyn Target>> {
+        None
+    }
+    /// Where parameter generation may compute its fixed-base products on this device.
+    fn setup_products(&self) -> Option<Arc<dyn crate::params::setup::Products>> {
         None
     }
     /// Makes room ahead of time for `count` partitions' prestaged witnesses of `rows` rows and

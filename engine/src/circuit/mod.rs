@@ -60,7 +60,8 @@ use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use serde::{Deserialize, Serialize};
 
-use crate::params::{setup, setup::Progress, Parameters};
+use crate::params::setup::{self, Products, Progress};
+use crate::params::Parameters;
 use rand::rngs::OsRng;
 use sha256::Sha256Circuit;
 use synthetic::SyntheticCircuit;
@@ -171,18 +172,31 @@ impl Workload {
     }
 
     /// Fresh parameters for this workload's structure.
-    pub fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters> {
+    /// New parameters for this workload, its fixed-base products on `products` (an external
+    /// workload generates its own on the CPU).
+    pub fn generate_params(
+        &self,
+        shape: &Shape,
+        progress: Progress,
+        products: &dyn Products,
+    ) -> Result<Parameters> {
+        let rng = &mut OsRng;
         match *self {
             Workload::External { ref circuit } => {
                 external::get(circuit)?.generate_params(shape, progress)
             }
             Workload::Synthetic { log2_constraints } => {
                 let circuit = SyntheticCircuit::new(log2_constraints, 0);
-                setup::generate_with(shape, &mut OsRng, progress, |lagrange| {
+                setup::generate_with(shape, rng, progress, products, |lagrange| {
                     Ok(circuit.evaluate_at(lagrange))
                 })
             }
-            _ => setup::generate(self.circuit(0)?, shape, &mut OsRng, progress),
+            Workload::Sha256 { .. } => {
+                let circuit = self.circuit(0)?;
+                setup::generate_with(shape, rng, progress, products, |lagrange| {
+                    setup::evaluate(circuit, shape, lagrange)
+                })
+            }
         }
     }
 }

@@ -69,6 +69,7 @@ impl ParamsCache {
         workload: &Workload,
         shape: &Shape,
         progress: setup::Progress,
+        products: &dyn setup::Products,
     ) -> Result<(Arc<Parameters>, Origin)> {
         let path = self.path_for(workload, shape);
         let start = Instant::now();
@@ -84,7 +85,7 @@ impl ParamsCache {
                 ),
             }
         }
-        let params = workload.generate_params(shape, progress)?;
+        let params = workload.generate_params(shape, progress, products)?;
         let seconds = start.elapsed().as_secs_f64();
         let saved = std::fs::create_dir_all(&self.dir)
             .map_err(anyhow::Error::from)

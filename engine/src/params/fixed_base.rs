@@ -72,6 +72,16 @@ impl<G: TableCurve> FixedBase<G> {
         FixedBase { table, bits }
     }
 
+    /// The table: entry w · 2^(bits−1) + d − 1 is d · 2^(bits·w) · G.
+    pub fn table(&self) -> &[G::Affine] {
+        &self.table
+    }
+
+    /// Bits per window.
+    pub fn bits(&self) -> usize {
+        self.bits
+    }
+
     pub fn mul(&self, s: &Scalar) -> G {
         let bytes = s.to_bytes_le();
         let half = 1i64 << (self.bits - 1);
@@ -113,7 +123,7 @@ impl<G: TableCurve> FixedBase<G> {
 }
 
 /// Windows of a 255-bit scalar, one more than its bits need so the last carry has a place.
-fn windows(bits: usize) -> usize {
+pub fn windows(bits: usize) -> usize {
     255usize.div_ceil(bits) + usize::from(255 % bits == 0)
 }
 

@@ -2,7 +2,7 @@
 //! cache of generated parameters keyed by circuit shape (`cache`).
 
 pub mod cache;
-mod fixed_base;
+pub mod fixed_base;
 pub mod io;
 pub mod setup;
 pub mod store;

@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
 };
-use blstrs::{G1Projective, G2Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::{Curve, Group};
 use rand_core::{CryptoRng, RngCore};
@@ -20,6 +20,51 @@ use crate::circuit::Shape;
 /// Where a long setup reports: (stage, done, total).
 pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 
+/// Where setup computes its fixed-base products (every query point is one): the CPU's threads
+/// by default, a GPU when the engine has one (`ParamsStore::set_products`). Both give the same
+/// points for the same table and scalars.
+pub trait Products: Send + Sync {
+    /// What computes them, for the log.
+    fn name(&self) -> String;
+    fn g1(
+        &self,
+        table: &FixedBase<G1Projective>,
+        scalars: &[Scalar],
+        tick: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<G1Affine>>;
+    fn g2(
+        &self,
+        table: &FixedBase<G2Projective>,
+        scalars: &[Scalar],
+        tick: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<G2Affine>>;
+}
+
+/// The fixed-base products on the CPU's threads.
+pub struct CpuProducts;
+
+impl Products for CpuProducts {
+    fn name(&self) -> String {
+        "the CPU".into()
+    }
+    fn g1(
+        &self,
+        table: &FixedBase<G1Projective>,
+        scalars: &[Scalar],
+        tick: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<G1Affine>> {
+        Ok(table.mul_many(scalars, tick))
+    }
+    fn g2(
+        &self,
+        table: &FixedBase<G2Projective>,
+        scalars: &[Scalar],
+        tick: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<G2Affine>> {
+        Ok(table.mul_many(scalars, tick))
+    }
+}
+
 /// A, B and C of every variable (the constant one and the inputs first, then aux) at a point,
 /// from the rows' Lagrange values there.
 pub type Evaluated = [Vec<Scalar>; 3];
@@ -31,7 +76,7 @@ pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
     rng: &mut R,
     progress: Progress,
 ) -> Result<Parameters> {
-    generate_with(shape, rng, progress, |lagrange| {
+    generate_with(shape, rng, progress, &CpuProducts, |lagrange| {
         evaluate(circuit, shape, lagrange)
     })
 }
@@ -56,12 +101,14 @@ pub fn evaluate<C: Circuit<Scalar>>(
     Ok([cs.at, cs.bt, cs.ct])
 }
 
-/// `generate` for a circuit that evaluates its variables' polynomials itself (the synthetic
-/// workload, in parallel): `evaluate` gets the rows' Lagrange values at tau.
+/// `generate` with its fixed-base products on `products`, for a circuit evaluated by
+/// `evaluate` (given the rows' Lagrange values at tau): the synthetic workload evaluates
+/// itself in parallel; any circuit can go through `evaluate` above.
 pub fn generate_with<R: RngCore + CryptoRng>(
     shape: &Shape,
     rng: &mut R,
     progress: Progress,
+    products: &dyn Products,
     evaluate: impl FnOnce(&[Scalar]) -> Result<Evaluated>,
 ) -> Result<Parameters> {
     let domain = Domain::new(shape.log2_domain());
@@ -133,16 +180,17 @@ pub fn generate_with<R: RngCore + CryptoRng>(
         let d = done.fetch_add(n, Ordering::Relaxed) + n;
         progress("G1 queries", d, g1_total);
     };
-    let h = t1.mul_many(&h_scalars, &tick);
-    let ic_l = t1.mul_many(&ext, &tick);
-    let a = t1.mul_many(&a_s, &tick);
-    let b_g1 = t1.mul_many(&b_s, &tick);
+    tracing::info!("setup: fixed-base products on {}", products.name());
+    let h = products.g1(&t1, &h_scalars, &tick)?;
+    let ic_l = products.g1(&t1, &ext, &tick)?;
+    let a = products.g1(&t1, &a_s, &tick)?;
+    let b_g1 = products.g1(&t1, &b_s, &tick)?;
     lap("G1 queries");
     let done2 = AtomicUsize::new(0);
-    let b_g2 = t2.mul_many(&b_s, &|n| {
+    let b_g2 = products.g2(&t2, &b_s, &|n| {
         let d = done2.fetch_add(n, Ordering::Relaxed) + n;
         progress("G2 queries", d, b_s.len());
-    });
+    })?;
     lap("G2 queries");
     let (ic, l) = (ic_l[..ni].to_vec(), ic_l[ni..].to_vec());
 

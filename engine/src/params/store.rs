@@ -25,6 +25,8 @@ pub struct ParamsStore {
     /// `--params FILE`: used for every workload whose shape it fits.
     file: Option<PathBuf>,
     loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+    /// Where a new setup's fixed-base products run.
+    products: Mutex<Arc<dyn setup::Products>>,
 }
 
 impl ParamsStore {
@@ -33,7 +35,13 @@ impl ParamsStore {
             cache: ParamsCache::new(cache_dir),
             file,
             loaded: Mutex::default(),
+            products: Mutex::new(Arc::new(setup::CpuProducts)),
         }
+    }
+
+    /// Runs the fixed-base products of every later setup on `products` (a GPU's).
+    pub fn set_products(&self, products: Arc<dyn setup::Products>) {
+        *self.products.lock() = products;
     }
 
     pub fn cache(&self) -> &ParamsCache {
@@ -66,7 +74,11 @@ impl ParamsStore {
                     },
                 )
             }
-            None => self.cache.load_or_generate(workload, &shape, progress)?,
+            None => {
+                let products = self.products.lock().clone();
+                self.cache
+                    .load_or_generate(workload, &shape, progress, &*products)?
+            }
         };
         let loaded = Arc::new(Loaded {
             pvk: Arc::new(PreparedVerifyingKey::new(&params.vk)),
@@ -78,5 +90,57 @@ impl ParamsStore {
             .lock()
             .insert(loaded.shape.digest.clone(), loaded.clone());
         Ok(loaded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::fixed_base::FixedBase;
+    use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The CPU's products, counted.
+    #[derive(Default)]
+    struct Counted(AtomicUsize, AtomicUsize);
+
+    impl setup::Products for Counted {
+        fn name(&self) -> String {
+            "counted".into()
+        }
+        fn g1(
+            &self,
+            t: &FixedBase<G1Projective>,
+            s: &[Scalar],
+            tick: &(dyn Fn(usize) + Sync),
+        ) -> Result<Vec<G1Affine>> {
+            self.0.fetch_add(s.len(), Ordering::SeqCst);
+            setup::CpuProducts.g1(t, s, tick)
+        }
+        fn g2(
+            &self,
+            t: &FixedBase<G2Projective>,
+            s: &[Scalar],
+            tick: &(dyn Fn(usize) + Sync),
+        ) -> Result<Vec<G2Affine>> {
+            self.1.fetch_add(s.len(), Ordering::SeqCst);
+            setup::CpuProducts.g2(t, s, tick)
+        }
+    }
+
+    #[test]
+    fn a_new_setup_runs_its_products_where_the_store_was_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ParamsStore::new(Some(dir.path().to_path_buf()), None);
+        let counted = Arc::new(Counted::default());
+        store.set_products(counted.clone());
+        let w = Workload::Synthetic {
+            log2_constraints: 8,
+        };
+        let loaded = store.get(&w, &|_, _, _| {}).unwrap();
+        let p = &loaded.params;
+        let g1 = p.h.len() + p.l.len() + p.vk.ic.len() + p.a.len() + p.b_g1.len();
+        assert_eq!(counted.0.load(Ordering::SeqCst), g1, "every G1 query point");
+        assert_eq!(counted.1.load(Ordering::SeqCst), p.b_g2.len());
     }
 }

@@ -132,6 +132,10 @@ impl EngineHandle {
         for exec in extra {
             state.add_device(exec);
         }
+        // A setup this engine needs runs its fixed-base products on its first device that can.
+        if let Some(p) = state.devices.iter().find_map(|d| d.exec.setup_products()) {
+            store.set_products(p);
+        }
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             cv: Condvar::new(),

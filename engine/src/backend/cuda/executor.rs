@@ -104,7 +104,7 @@ fn split(scalars: &[Scalar]) -> Split<'_> {
 }
 
 /// blst_p2 (Jacobian over Fp2) as the device writes it.
-fn g2_jacobian(bytes: &[u8]) -> G2Projective {
+pub(super) fn g2_jacobian(bytes: &[u8]) -> G2Projective {
     assert_eq!(bytes.len(), msm::G2_JACOBIAN);
     // SAFETY: G2Projective is repr(transparent) over blst_p2, three Fp2 of 96 bytes.
     unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const G2Projective) }
@@ -617,6 +617,12 @@ impl Executor for CudaExecutor {
             block,
             layout,
             counters: self.gpu.counters.clone(),
+        }))
+    }
+
+    fn setup_products(&self) -> Option<Arc<dyn crate::params::setup::Products>> {
+        Some(Arc::new(super::products::GpuProducts {
+            gpu: self.gpu.clone(),
         }))
     }
 

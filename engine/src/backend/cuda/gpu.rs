@@ -29,6 +29,8 @@ pub struct Functions {
     pub g1_sum_parts: CudaFunction,
     pub g2_sum_parts: CudaFunction,
     pub g2_to_jac: CudaFunction,
+    pub g1_fixed_base: CudaFunction,
+    pub g2_fixed_base: CudaFunction,
 }
 
 /// Dynamic shared memory of `pt_ntt_pass` for k ≥ 11 (cuda/README.md).
@@ -79,6 +81,8 @@ impl Gpu {
             g1_sum_parts: get("pt_g1_sum_parts")?,
             g2_sum_parts: get("pt_g2_sum_parts")?,
             g2_to_jac: get("pt_g2_to_jac")?,
+            g1_fixed_base: get("pt_g1_fixed_base")?,
+            g2_fixed_base: get("pt_g2_fixed_base")?,
         };
         f.ntt_pass
             .set_attribute(

@@ -8,6 +8,7 @@ pub mod msm;
 pub mod ntt;
 mod ops;
 mod prestage;
+mod products;
 
 pub use ops::{NttKind, UploadRates};
 
