@@ -181,16 +181,24 @@ pub fn generate_with<R: RngCore + CryptoRng>(
         progress("G1 queries", d, g1_total);
     };
     tracing::info!("setup: fixed-base products on {}", products.name());
-    let h = products.g1(&t1, &h_scalars, &tick)?;
-    let ic_l = products.g1(&t1, &ext, &tick)?;
-    let a = products.g1(&t1, &a_s, &tick)?;
-    let b_g1 = products.g1(&t1, &b_s, &tick)?;
+    let g1_query = |scalars: &[Scalar]| {
+        let made = products.g1(&t1, scalars, &tick);
+        or_cpu(made, "G1", products, || t1.mul_many(scalars, &tick))
+    };
+    let (h, ic_l, a, b_g1) = (
+        g1_query(&h_scalars),
+        g1_query(&ext),
+        g1_query(&a_s),
+        g1_query(&b_s),
+    );
     lap("G1 queries");
     let done2 = AtomicUsize::new(0);
-    let b_g2 = products.g2(&t2, &b_s, &|n| {
+    let tick2 = |n: usize| {
         let d = done2.fetch_add(n, Ordering::Relaxed) + n;
         progress("G2 queries", d, b_s.len());
-    })?;
+    };
+    let made = products.g2(&t2, &b_s, &tick2);
+    let b_g2 = or_cpu(made, "G2", products, || t2.mul_many(&b_s, &tick2));
     lap("G2 queries");
     let (ic, l) = (ic_l[..ni].to_vec(), ic_l[ni..].to_vec());
 
@@ -210,6 +218,17 @@ pub fn generate_with<R: RngCore + CryptoRng>(
         a,
         b_g1,
         b_g2,
+    })
+}
+
+/// `made`, or the CPU's products when they failed (a GPU out of memory): setup goes on.
+fn or_cpu<T>(made: Result<T>, group: &str, on: &dyn Products, cpu: impl FnOnce() -> T) -> T {
+    made.unwrap_or_else(|e| {
+        tracing::warn!(
+            "setup: {group} products on {} failed ({e:#}); making them on the CPU",
+            on.name()
+        );
+        cpu()
     })
 }
 

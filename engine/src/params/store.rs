@@ -128,6 +128,47 @@ mod tests {
         }
     }
 
+    /// Products that always fail, as a GPU out of memory would.
+    struct Failing;
+
+    impl setup::Products for Failing {
+        fn name(&self) -> String {
+            "failing".into()
+        }
+        fn g1(
+            &self,
+            _: &FixedBase<G1Projective>,
+            _: &[Scalar],
+            _: &(dyn Fn(usize) + Sync),
+        ) -> Result<Vec<G1Affine>> {
+            anyhow::bail!("out of memory")
+        }
+        fn g2(
+            &self,
+            _: &FixedBase<G2Projective>,
+            _: &[Scalar],
+            _: &(dyn Fn(usize) + Sync),
+        ) -> Result<Vec<G2Affine>> {
+            anyhow::bail!("out of memory")
+        }
+    }
+
+    #[test]
+    fn failing_products_are_made_on_the_cpu_instead() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ParamsStore::new(Some(dir.path().to_path_buf()), None);
+        store.set_products(Arc::new(Failing));
+        let w = Workload::Synthetic {
+            log2_constraints: 6,
+        };
+        let loaded = store.get(&w, &|_, _, _| {}).unwrap();
+        let asg = w.synthesize(1, 0).unwrap();
+        let cpu = crate::backend::cpu::CpuExecutor::new(0, 1).unwrap();
+        let (r, s) = (Scalar::from(3u64), Scalar::from(5u64));
+        let proof = crate::prover::prove_with(&cpu, asg.clone(), &loaded.params, r, s).unwrap();
+        assert!(crate::prover::verify(&loaded.pvk, &proof, asg.public_inputs()).is_ok());
+    }
+
     #[test]
     fn a_new_setup_runs_its_products_where_the_store_was_told() {
         let dir = tempfile::tempdir().unwrap();
