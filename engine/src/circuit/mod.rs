@@ -171,9 +171,8 @@ impl Workload {
         }
     }
 
-    /// Fresh parameters for this workload's structure.
-    /// New parameters for this workload, its fixed-base products on `products` (an external
-    /// workload generates its own on the CPU).
+    /// Fresh parameters for this workload's structure, their fixed-base products on
+    /// `products` (an external workload generates its own, on the CPU).
     pub fn generate_params(
         &self,
         shape: &Shape,

@@ -403,6 +403,8 @@ pub fn g2_sum_enqueue(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn the_kept_g2_scratch_fits_any_count() {
         let counts = (0..40).flat_map(|k| [(1usize << k) - 1, 1 << k, (1 << k) + 1]);
@@ -410,8 +412,6 @@ mod tests {
             .into_iter()
             .all(|c| g2_sum_scratch_bytes(c) <= G2_SUM_SCRATCH_MAX));
     }
-
-    use super::*;
 
     #[test]
     fn g2_sums_leave_a_few_thousand_parts_at_most() {
