@@ -27,6 +27,7 @@ pub trait TableCurve:
         + Send
         + Sync
         + Default
+        + PartialEq
         + std::ops::Neg<Output = Self::Affine>;
     fn batch_to_affine(p: &[Self], out: &mut [Self::Affine]);
 }

@@ -12,7 +12,7 @@ use rand_core::{CryptoRng, RngCore};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::fixed_base::FixedBase;
+use super::fixed_base::{FixedBase, TableCurve};
 use super::{Parameters, VerifyingKey};
 use crate::backend::cpu::ntt::Domain;
 use crate::circuit::Shape;
@@ -183,7 +183,7 @@ pub fn generate_with<R: RngCore + CryptoRng>(
     tracing::info!("setup: fixed-base products on {}", products.name());
     let g1_query = |scalars: &[Scalar]| {
         let made = products.g1(&t1, scalars, &tick);
-        or_cpu(made, "G1", products, || t1.mul_many(scalars, &tick))
+        or_cpu(made, "G1", products, &t1, scalars, &tick)
     };
     let (h, ic_l, a, b_g1) = (
         g1_query(&h_scalars),
@@ -198,7 +198,7 @@ pub fn generate_with<R: RngCore + CryptoRng>(
         progress("G2 queries", d, b_s.len());
     };
     let made = products.g2(&t2, &b_s, &tick2);
-    let b_g2 = or_cpu(made, "G2", products, || t2.mul_many(&b_s, &tick2));
+    let b_g2 = or_cpu(made, "G2", products, &t2, &b_s, &tick2);
     lap("G2 queries");
     let (ic, l) = (ic_l[..ni].to_vec(), ic_l[ni..].to_vec());
 
@@ -221,14 +221,45 @@ pub fn generate_with<R: RngCore + CryptoRng>(
     })
 }
 
-/// `made`, or the CPU's products when they failed (a GPU out of memory): setup goes on.
-fn or_cpu<T>(made: Result<T>, group: &str, on: &dyn Products, cpu: impl FnOnce() -> T) -> T {
-    made.unwrap_or_else(|e| {
+/// `made`, the products `on` computed for `scalars`, spot-checked against the CPU's at 33
+/// indices spread over them (a broken kernel shows there); the CPU's products instead when
+/// `on` failed (a GPU out of memory) or a spot differs: setup goes on either way.
+fn or_cpu<G: TableCurve>(
+    made: Result<Vec<G::Affine>>,
+    group: &str,
+    on: &dyn Products,
+    table: &FixedBase<G>,
+    scalars: &[Scalar],
+    tick: &(dyn Fn(usize) + Sync),
+) -> Vec<G::Affine> {
+    const SPOTS: usize = 32;
+    let checked = made.and_then(|points| {
+        let n = points.len();
+        if n != scalars.len() {
+            bail!("{n} points for {} scalars", scalars.len());
+        }
+        let spots: Vec<usize> = (0..SPOTS.min(n))
+            .map(|k| k * n / SPOTS.min(n))
+            .chain(n.checked_sub(1))
+            .collect();
+        let want: Vec<G> = spots.iter().map(|i| table.mul(&scalars[*i])).collect();
+        let mut want_affine = vec![G::Affine::default(); want.len()];
+        G::batch_to_affine(&want, &mut want_affine);
+        match spots
+            .iter()
+            .zip(&want_affine)
+            .find(|(i, w)| points[**i] != **w)
+        {
+            Some((i, _)) => bail!("product {i} differs from the CPU's"),
+            None => Ok(points),
+        }
+    });
+    checked.unwrap_or_else(|e| {
         tracing::warn!(
             "setup: {group} products on {} failed ({e:#}); making them on the CPU",
             on.name()
         );
-        cpu()
+        table.mul_many(scalars, tick)
     })
 }
 

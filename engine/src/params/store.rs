@@ -128,45 +128,64 @@ mod tests {
         }
     }
 
-    /// Products that always fail, as a GPU out of memory would.
-    struct Failing;
+    /// Products that fail, as a GPU out of memory would, or come back systematically wrong
+    /// (every second point), as from a broken kernel.
+    struct Faulty {
+        wrong: bool,
+    }
 
-    impl setup::Products for Failing {
+    impl Faulty {
+        fn make<A: Copy + Default>(&self, cpu: Result<Vec<A>>) -> Result<Vec<A>> {
+            let mut points = cpu?;
+            match self.wrong {
+                true => {
+                    points.iter_mut().step_by(2).for_each(|p| *p = A::default());
+                    Ok(points)
+                }
+                false => anyhow::bail!("out of memory"),
+            }
+        }
+    }
+
+    impl setup::Products for Faulty {
         fn name(&self) -> String {
-            "failing".into()
+            "faulty".into()
         }
         fn g1(
             &self,
-            _: &FixedBase<G1Projective>,
-            _: &[Scalar],
-            _: &(dyn Fn(usize) + Sync),
+            t: &FixedBase<G1Projective>,
+            s: &[Scalar],
+            tick: &(dyn Fn(usize) + Sync),
         ) -> Result<Vec<G1Affine>> {
-            anyhow::bail!("out of memory")
+            self.make(setup::CpuProducts.g1(t, s, tick))
         }
         fn g2(
             &self,
-            _: &FixedBase<G2Projective>,
-            _: &[Scalar],
-            _: &(dyn Fn(usize) + Sync),
+            t: &FixedBase<G2Projective>,
+            s: &[Scalar],
+            tick: &(dyn Fn(usize) + Sync),
         ) -> Result<Vec<G2Affine>> {
-            anyhow::bail!("out of memory")
+            self.make(setup::CpuProducts.g2(t, s, tick))
         }
     }
 
     #[test]
-    fn failing_products_are_made_on_the_cpu_instead() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = ParamsStore::new(Some(dir.path().to_path_buf()), None);
-        store.set_products(Arc::new(Failing));
-        let w = Workload::Synthetic {
-            log2_constraints: 6,
-        };
-        let loaded = store.get(&w, &|_, _, _| {}).unwrap();
-        let asg = w.synthesize(1, 0).unwrap();
-        let cpu = crate::backend::cpu::CpuExecutor::new(0, 1).unwrap();
-        let (r, s) = (Scalar::from(3u64), Scalar::from(5u64));
-        let proof = crate::prover::prove_with(&cpu, asg.clone(), &loaded.params, r, s).unwrap();
-        assert!(crate::prover::verify(&loaded.pvk, &proof, asg.public_inputs()).is_ok());
+    fn failing_or_wrong_products_are_made_on_the_cpu_instead() {
+        for wrong in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = ParamsStore::new(Some(dir.path().to_path_buf()), None);
+            store.set_products(Arc::new(Faulty { wrong }));
+            let w = Workload::Synthetic {
+                log2_constraints: 6,
+            };
+            let loaded = store.get(&w, &|_, _, _| {}).unwrap();
+            let asg = w.synthesize(1, 0).unwrap();
+            let cpu = crate::backend::cpu::CpuExecutor::new(0, 1).unwrap();
+            let (r, s) = (Scalar::from(3u64), Scalar::from(5u64));
+            let proof = crate::prover::prove_with(&cpu, asg.clone(), &loaded.params, r, s);
+            let ok = crate::prover::verify(&loaded.pvk, &proof.unwrap(), asg.public_inputs());
+            assert!(ok.is_ok(), "wrong = {wrong}");
+        }
     }
 
     #[test]
