@@ -12,16 +12,10 @@ use provetop_engine::report::Stat;
 use rand::SeedableRng;
 use std::time::Instant;
 
+mod common;
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let rounds = args
-        .iter()
-        .find_map(|a| a.strip_prefix("ROUNDS=")?.parse().ok())
-        .unwrap_or(3);
-    let mut sizes: Vec<u32> = args.iter().filter_map(|a| a.parse().ok()).collect();
-    if sizes.is_empty() {
-        sizes = vec![16, 18, 20];
-    }
+    let (sizes, rounds) = common::sizes_and_rounds(&[16, 18, 20], 3);
     let threads = rayon::current_num_threads();
     println!("| log2 rows | row by row ms | parallel ms | ratio | threads |");
     println!("|---|---|---|---|---|");

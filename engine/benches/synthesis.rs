@@ -16,16 +16,10 @@ pub static malloc_conf: &[u8; 36] = b"dirty_decay_ms:-1,muzzy_decay_ms:-1\0";
 use provetop_engine::report::Stat;
 use std::time::Instant;
 
+mod common;
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let rounds = args
-        .iter()
-        .find_map(|a| a.strip_prefix("ROUNDS=")?.parse().ok())
-        .unwrap_or(5);
-    let mut sizes: Vec<u32> = args.iter().filter_map(|a| a.parse().ok()).collect();
-    if sizes.is_empty() {
-        sizes = vec![16, 18, 20, 22];
-    }
+    let (sizes, rounds) = common::sizes_and_rounds(&[16, 18, 20, 22], 5);
     let threads = rayon::current_num_threads();
     println!("| log2 rows | median ms | min ms | ns per row-core | A and B scalar selection ms | threads |");
     println!("|---|---|---|---|---|---|");
@@ -36,7 +30,7 @@ fn main() {
         // The first synthesis builds the size's structure.
         drop(w.synthesize(0, 0).unwrap());
         // Synthesis, then the selection of A's and B's scalars that `prover::prepare` makes.
-        let (mut times, mut selects): (Vec<f64>, Vec<f64>) = (1..=rounds)
+        let (mut times, mut selects): (Vec<f64>, Vec<f64>) = (1..=rounds as u64)
             .map(|seed| {
                 let t = Instant::now();
                 let asg = w.synthesize(seed, 0).unwrap();

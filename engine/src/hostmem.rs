@@ -4,15 +4,16 @@
 
 use blstrs::Scalar;
 
-/// Scalars as their bytes (blst_fr: 32 bytes of plain data, the Montgomery form in memory).
-pub fn bytes(s: &[Scalar]) -> &[u8] {
-    // SAFETY: plain data without padding; the view borrows `s`.
+/// The bytes of plain-old-data values (blst structs, integers) as they lie in memory.
+pub fn as_bytes<T>(s: &[T]) -> &[u8] {
+    // SAFETY: only used on types without padding or pointers; the view borrows `s`.
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
 }
 
-/// `bytes`, writable.
+/// Scalars as their bytes (blst_fr: 32 bytes of plain data, the Montgomery form), writable.
 pub fn bytes_mut(s: &mut [Scalar]) -> &mut [u8] {
-    // SAFETY: as `bytes`; every byte pattern is a valid blst_fr (four u64 limbs).
+    // SAFETY: plain data without padding; every byte pattern is a valid blst_fr (four u64
+    // limbs); the view borrows `s`.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, std::mem::size_of_val(s)) }
 }
 

@@ -158,11 +158,7 @@ pub trait Target: Send {
 pub fn prestage(exec: &dyn Executor, asg: &mut Assignment, msms: &Msms) -> Option<Prestaged> {
     let tails = [asg.aux.len(), msms.a.len(), msms.b.len()];
     let mut target = exec.stage_target(asg.num_rows(), tails)?;
-    let src = [&mut asg.a, &mut asg.b, &mut asg.c];
-    for (d, s) in target.abc().into_iter().zip(src) {
-        crate::hostmem::stream_copy(crate::hostmem::bytes_mut(d), crate::hostmem::bytes(s));
-        *s = vec![];
-    }
+    asg.move_abc_into(target.abc());
     Some(target.finish(asg, msms))
 }
 

@@ -209,6 +209,16 @@ impl Assignment {
         self.rows
     }
 
+    /// Moves a, b and c into `dst` (each at least `rows` long), leaving them empty: into memory
+    /// the copy engines read, around the caches.
+    pub fn move_abc_into(&mut self, dst: [&mut [Scalar]; 3]) {
+        use crate::hostmem::{as_bytes, bytes_mut, stream_copy};
+        for (d, s) in dst.into_iter().zip([&mut self.a, &mut self.b, &mut self.c]) {
+            stream_copy(bytes_mut(&mut d[..s.len()]), as_bytes(s));
+            *s = vec![];
+        }
+    }
+
     /// Public inputs without the leading one, as a verifier takes them.
     pub fn public_inputs(&self) -> &[Scalar] {
         &self.input[1..]

@@ -149,14 +149,7 @@ impl Workload {
         };
         room(&abc, asg.num_rows())?;
         if let Some(dst) = abc {
-            let src = [&mut asg.a, &mut asg.b, &mut asg.c];
-            for (d, s) in dst.into_iter().zip(src) {
-                crate::hostmem::stream_copy(
-                    crate::hostmem::bytes_mut(&mut d[..s.len()]),
-                    crate::hostmem::bytes(s),
-                );
-                *s = vec![];
-            }
+            asg.move_abc_into(dst);
         }
         Ok(asg)
     }

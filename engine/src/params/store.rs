@@ -100,56 +100,38 @@ mod tests {
     use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// The CPU's products, counted.
-    #[derive(Default)]
-    struct Counted(AtomicUsize, AtomicUsize);
-
-    impl setup::Products for Counted {
-        fn name(&self) -> String {
-            "counted".into()
-        }
-        fn g1(
-            &self,
-            t: &FixedBase<G1Projective>,
-            s: &[Scalar],
-            tick: &(dyn Fn(usize) + Sync),
-        ) -> Result<Vec<G1Affine>> {
-            self.0.fetch_add(s.len(), Ordering::SeqCst);
-            setup::CpuProducts.g1(t, s, tick)
-        }
-        fn g2(
-            &self,
-            t: &FixedBase<G2Projective>,
-            s: &[Scalar],
-            tick: &(dyn Fn(usize) + Sync),
-        ) -> Result<Vec<G2Affine>> {
-            self.1.fetch_add(s.len(), Ordering::SeqCst);
-            setup::CpuProducts.g2(t, s, tick)
-        }
+    #[derive(Clone, Copy, PartialEq)]
+    enum Fault {
+        None,
+        /// As a GPU out of memory would.
+        Fails,
+        /// Every second point wrong, as from a broken kernel.
+        Wrong,
     }
 
-    /// Products that fail, as a GPU out of memory would, or come back systematically wrong
-    /// (every second point), as from a broken kernel.
-    struct Faulty {
-        wrong: bool,
-    }
+    /// The CPU's products, counted (G1, G2), with a fault added.
+    struct Scripted(Fault, AtomicUsize, AtomicUsize);
 
-    impl Faulty {
-        fn make<A: Copy + Default>(&self, cpu: Result<Vec<A>>) -> Result<Vec<A>> {
-            let mut points = cpu?;
-            match self.wrong {
-                true => {
-                    points.iter_mut().step_by(2).for_each(|p| *p = A::default());
-                    Ok(points)
-                }
-                false => anyhow::bail!("out of memory"),
+    impl Scripted {
+        fn new(fault: Fault) -> Self {
+            Scripted(fault, AtomicUsize::new(0), AtomicUsize::new(0))
+        }
+
+        fn make<A: Copy + Default>(&self, count: &AtomicUsize, cpu: Vec<A>) -> Result<Vec<A>> {
+            count.fetch_add(cpu.len(), Ordering::SeqCst);
+            let mut points = cpu;
+            match self.0 {
+                Fault::None => {}
+                Fault::Fails => anyhow::bail!("out of memory"),
+                Fault::Wrong => points.iter_mut().step_by(2).for_each(|p| *p = A::default()),
             }
+            Ok(points)
         }
     }
 
-    impl setup::Products for Faulty {
+    impl setup::Products for Scripted {
         fn name(&self) -> String {
-            "faulty".into()
+            "scripted".into()
         }
         fn g1(
             &self,
@@ -157,7 +139,7 @@ mod tests {
             s: &[Scalar],
             tick: &(dyn Fn(usize) + Sync),
         ) -> Result<Vec<G1Affine>> {
-            self.make(setup::CpuProducts.g1(t, s, tick))
+            self.make(&self.1, t.mul_many(s, tick))
         }
         fn g2(
             &self,
@@ -165,16 +147,16 @@ mod tests {
             s: &[Scalar],
             tick: &(dyn Fn(usize) + Sync),
         ) -> Result<Vec<G2Affine>> {
-            self.make(setup::CpuProducts.g2(t, s, tick))
+            self.make(&self.2, t.mul_many(s, tick))
         }
     }
 
     #[test]
     fn failing_or_wrong_products_are_made_on_the_cpu_instead() {
-        for wrong in [false, true] {
+        for fault in [Fault::Fails, Fault::Wrong] {
             let dir = tempfile::tempdir().unwrap();
             let store = ParamsStore::new(Some(dir.path().to_path_buf()), None);
-            store.set_products(Arc::new(Faulty { wrong }));
+            store.set_products(Arc::new(Scripted::new(fault)));
             let w = Workload::Synthetic {
                 log2_constraints: 6,
             };
@@ -184,7 +166,7 @@ mod tests {
             let (r, s) = (Scalar::from(3u64), Scalar::from(5u64));
             let proof = crate::prover::prove_with(&cpu, asg.clone(), &loaded.params, r, s);
             let ok = crate::prover::verify(&loaded.pvk, &proof.unwrap(), asg.public_inputs());
-            assert!(ok.is_ok(), "wrong = {wrong}");
+            assert!(ok.is_ok(), "wrong = {}", fault == Fault::Wrong);
         }
     }
 
@@ -192,7 +174,7 @@ mod tests {
     fn a_new_setup_runs_its_products_where_the_store_was_told() {
         let dir = tempfile::tempdir().unwrap();
         let store = ParamsStore::new(Some(dir.path().to_path_buf()), None);
-        let counted = Arc::new(Counted::default());
+        let counted = Arc::new(Scripted::new(Fault::None));
         store.set_products(counted.clone());
         let w = Workload::Synthetic {
             log2_constraints: 8,
@@ -200,7 +182,7 @@ mod tests {
         let loaded = store.get(&w, &|_, _, _| {}).unwrap();
         let p = &loaded.params;
         let g1 = p.h.len() + p.l.len() + p.vk.ic.len() + p.a.len() + p.b_g1.len();
-        assert_eq!(counted.0.load(Ordering::SeqCst), g1, "every G1 query point");
-        assert_eq!(counted.1.load(Ordering::SeqCst), p.b_g2.len());
+        assert_eq!(counted.1.load(Ordering::SeqCst), g1, "every G1 query point");
+        assert_eq!(counted.2.load(Ordering::SeqCst), p.b_g2.len());
     }
 }

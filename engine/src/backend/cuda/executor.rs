@@ -700,7 +700,7 @@ mod tests {
         ];
         let sp = split(&s);
         assert_eq!(sp.ones, vec![1, 4]);
-        let bytes = |v: &[Scalar]| crate::backend::cuda::gpu::as_bytes(v).to_vec();
+        let bytes = |v: &[Scalar]| crate::hostmem::as_bytes(v).to_vec();
         let mut staged = vec![0xAAu8; s.len() * FR];
         prestage::zero_ones(&mut staged, &bytes(sp.tail));
         let want = [

@@ -373,12 +373,6 @@ unsafe impl Send for Staging {}
 /// Bytes per pinned buffer.
 const STAGE_BYTES: usize = 64 << 20;
 
-/// The bytes of plain-old-data values (blst structs, integers) as they lie in memory.
-pub(super) fn as_bytes<T>(s: &[T]) -> &[u8] {
-    // SAFETY: only used on types without padding or pointers; the view lives as long as `s`.
-    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
-}
-
 /// The plain fill of a staged piece (see `Staging::upload_timed`).
 pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
     dst.copy_from_slice(src);
@@ -430,7 +424,7 @@ impl Staging {
         mut tl: Option<&mut Timeline>,
     ) -> Result<()> {
         use rayon::prelude::*;
-        let bytes = as_bytes(src);
+        let bytes = crate::hostmem::as_bytes(src);
         for (i, piece) in bytes.chunks(STAGE_BYTES).enumerate() {
             let (buf, done) = &self.bufs[self.next];
             self.next = (self.next + 1) % self.bufs.len();

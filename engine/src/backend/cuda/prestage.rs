@@ -10,9 +10,10 @@ use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::sync::{Arc, OnceLock};
 
-use super::gpu::{as_bytes, Gpu, Pinned};
+use super::gpu::{Gpu, Pinned};
 use crate::backend::{Prestaged, Target};
 use crate::circuit::Assignment;
+use crate::hostmem::as_bytes;
 use crate::prover::Msms;
 use crate::telemetry::accounting::DeviceCounters;
 
