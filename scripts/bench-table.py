@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-STAGES = ["synthesis", "queue_wait", "lock_wait", "prep", "h2d", "ntt_h", "msm_h", "msm_l",
+STAGES = ["synthesis", "queue_wait", "lock_wait", "prep", "h2d", "device_wall", "device_kernels", "ntt_h", "msm_h", "msm_l",
           "msm_a", "msm_b_g1", "batch_add", "msm_b_g2", "verify"]
 
 def row(path):

@@ -89,6 +89,7 @@ impl ParamsCache {
         let seconds = start.elapsed().as_secs_f64();
         let saved = std::fs::create_dir_all(&self.dir)
             .map_err(anyhow::Error::from)
+            .and_then(|_| room_for(&self.dir, params.bytes() as u64))
             .and_then(|_| io::save_params(&params, &path));
         let path = match saved {
             Ok(()) => Some(path),
@@ -102,6 +103,37 @@ impl ParamsCache {
         };
         Ok((Arc::new(params), Origin::Generated { path, seconds }))
     }
+}
+
+/// Room on `dir`'s file system for a file of `bytes`, with a GiB to spare: a 2^27 parameter
+/// set (~77 GB) is generated in the run and not cached where the disk cannot hold it, rather
+/// than filling the disk and failing at the end.
+fn room_for(dir: &Path, bytes: u64) -> Result<()> {
+    let free = free_bytes(dir)?;
+    if free < bytes + (1 << 30) {
+        bail!(
+            "they take {:.1} GB and the disk has {:.1} GB free",
+            bytes as f64 / 1e9,
+            free as f64 / 1e9
+        );
+    }
+    Ok(())
+}
+
+/// Bytes an unprivileged process may still write on `dir`'s file system.
+fn free_bytes(dir: &Path) -> Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())?;
+    // SAFETY: statvfs fills the struct it is given and reads a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        bail!(
+            "statvfs {}: {}",
+            dir.display(),
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 /// The IC, H and L queries' lengths fit the circuit (what a file's header already tells).
@@ -127,4 +159,18 @@ pub fn check_matches(p: &Parameters, shape: &Shape) -> Result<()> {
         bail!("params do not match the circuit: the A or B queries have impossible lengths");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_larger_than_the_disks_free_room_are_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(room_for(dir.path(), 1).is_ok());
+        let e = room_for(dir.path(), u64::MAX / 4).unwrap_err().to_string();
+        assert!(e.contains("GB free"), "{e}");
+        assert!(free_bytes(&dir.path().join("missing")).is_err());
+    }
 }

@@ -50,8 +50,11 @@ pub fn save_params(p: &Parameters, path: &Path) -> Result<()> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    write_params(p, BufWriter::with_capacity(1 << 20, file))
-        .with_context(|| format!("writing {}", tmp.display()))?;
+    if let Err(e) = write_params(p, BufWriter::with_capacity(1 << 20, file)) {
+        // A partial file would only take the disk's room.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::from(e).context(format!("writing {}", tmp.display())));
+    }
     std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())
 }
