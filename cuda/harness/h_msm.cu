@@ -215,6 +215,21 @@ static bool h2_jac_is(const HJac2& j, const HAff2& a) {
     return h2_eq(j.x, h2_mul(a.x, z2)) && h2_eq(j.y, h2_mul(a.y, z3));
 }
 
+static HFp2 h2_sub(const HFp2& a, const HFp2& b) { return {H.fp.sub(a.c0, b.c0), H.fp.sub(a.c1, b.c1)}; }
+
+// j1 + j2 (distinct, finite, not negatives of each other) is the affine point a.
+static bool h2_jac_sum_is(const HJac2& j1, const HJac2& j2, const HAff2& a) {
+    const HFp2 z1z1 = h2_mul(j1.z, j1.z), z2z2 = h2_mul(j2.z, j2.z);
+    const HFp2 u1 = h2_mul(j1.x, z2z2), u2 = h2_mul(j2.x, z1z1);
+    const HFp2 s1 = h2_mul(j1.y, h2_mul(z2z2, j2.z)), s2 = h2_mul(j2.y, h2_mul(z1z1, j1.z));
+    const HFp2 h = h2_sub(u2, u1), r = h2_sub(s2, s1);
+    const HFp2 hh = h2_mul(h, h), hhh = h2_mul(hh, h), v = h2_mul(u1, hh);
+    const HFp2 x3 = h2_sub(h2_sub(h2_sub(h2_mul(r, r), hhh), v), v);
+    const HFp2 y3 = h2_sub(h2_mul(r, h2_sub(v, x3)), h2_mul(s1, hhh));
+    const HFp2 z3 = h2_mul(h2_mul(j1.z, j2.z), h);
+    return !h2_zero(h) && h2_jac_is({x3, y3, z3}, a);
+}
+
 static void g2_sums() {
     auto w = load_words(g_opt.vectors + "/g2_sum.bin");
     const uint32_t n = w[0], m = w[1];
@@ -242,7 +257,21 @@ static void g2_sums() {
                         : "G2 sum of 48 affine points (infinity, P + P, P - P), known answer",
                h2_jac_is(got, with_idx ? want_idx : want_all), "");
     }
-    cudaFree(dp); cudaFree(di); cudaFree(parts); cudaFree(out);
+    // The device's path: many parts (chunk 5; the last two past the end), summed by
+    // pt_g2_reduce in two groups, then the groups' Jacobian forms added here.
+    const uint32_t chunk = 5, nparts = 12, groups = 2;
+    g2_xyzz_t* many = dalloc<g2_xyzz_t>(nparts + groups);
+    g2_jac_t* outs = dalloc<g2_jac_t>(groups);
+    PT_LAUNCH(pt_g2_sum_parts, dim3(1), dim3(PT_MSM_ACC_THREADS), 0, (const g2_affine_t*)dp,
+              (const uint32_t*)nullptr, n, chunk, nparts, many);
+    PT_LAUNCH(pt_g2_reduce, dim3(groups), dim3(PT_G2_RED_THREADS), 0, (const g2_xyzz_t*)many,
+              nparts / groups, many + nparts);
+    PT_LAUNCH(pt_g2_to_jac, dim3(1), dim3(128), 0, (const g2_xyzz_t*)(many + nparts), groups, outs);
+    HJac2 got[2];
+    d2h((g2_jac_t*)got, outs, groups);
+    report("G2 sum of 48 affine points in 12 parts and 2 groups (pt_g2_reduce), known answer",
+           h2_jac_sum_is(got[0], got[1], want_all), "");
+    cudaFree(dp); cudaFree(di); cudaFree(parts); cudaFree(out); cudaFree(many); cudaFree(outs);
 }
 
 // Fixed-base products (parameter generation): pt_g1_fixed_base from host-built 4- and 8-bit

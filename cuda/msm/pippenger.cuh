@@ -129,6 +129,7 @@ pt_msm_scatter(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, 
 }
 
 __device__ __noinline__ void pt_add_ni(g1_xyzz_t& p, const g1_xyzz_t& q) { pt_add(p, q); }
+__device__ __noinline__ void pt_add_ni(g2_xyzz_t& p, const g2_xyzz_t& q) { pt_add(p, q); }
 __device__ __noinline__ g1_xyzz_t pt_mul_small_ni(const g1_xyzz_t& p, uint32_t k) { return pt_mul_small(p, k); }
 
 // grid = ceil(nwin * nchunk / 128), 128 threads. Thread (w, ch) sums sorted entries
@@ -265,26 +266,42 @@ pt_msm_bucket_reduce(const g1_xyzz_t* bsum, const uint32_t* counts, uint32_t nb,
     pt_store(segs + g, total);
 }
 
-// grid = groups, 128 threads: out[gi] = sum of in[gi * count + j], j < count.
-extern "C" __global__ void __launch_bounds__(PT_MSM_RED_THREADS)
-pt_msm_reduce(const g1_xyzz_t* in, uint32_t count, g1_xyzz_t* out)
+// out[gi] = sum of in[gi * count + j], j < count, by one block of THREADS threads: strided
+// sums, then a tree in shared memory.
+template <class F, uint32_t THREADS>
+PT_FI void pt_reduce_group(const xyzz_of<F>* in, uint32_t count, xyzz_of<F>* out)
 {
-    __shared__ g1_xyzz_t s[PT_MSM_RED_THREADS];
+    __shared__ xyzz_of<F> s[THREADS];
     const uint32_t gi = blockIdx.x, t = threadIdx.x;
-    const g1_xyzz_t* p = in + (size_t)gi * count;
-    g1_xyzz_t acc = pt_xyzz_inf();
-    for (uint32_t j = t; j < count; j += PT_MSM_RED_THREADS) pt_add_ni(acc, pt_load(p + j));
+    const xyzz_of<F>* p = in + (size_t)gi * count;
+    xyzz_of<F> acc = pt_xyzz_inf<F>();
+    for (uint32_t j = t; j < count; j += THREADS) pt_add_ni(acc, pt_load(p + j));
     s[t] = acc;
     __syncthreads();
-    for (uint32_t h = PT_MSM_RED_THREADS / 2; h > 0; h >>= 1) {
+    for (uint32_t h = THREADS / 2; h > 0; h >>= 1) {
         if (t < h) {
-            g1_xyzz_t a = s[t];
+            xyzz_of<F> a = s[t];
             pt_add_ni(a, s[t + h]);
             s[t] = a;
         }
         __syncthreads();
     }
     if (t == 0) pt_store(out + gi, s[0]);
+}
+
+// grid = groups, 128 threads: out[gi] = sum of in[gi * count + j], j < count.
+extern "C" __global__ void __launch_bounds__(PT_MSM_RED_THREADS)
+pt_msm_reduce(const g1_xyzz_t* in, uint32_t count, g1_xyzz_t* out)
+{
+    pt_reduce_group<fp_t, PT_MSM_RED_THREADS>(in, count, out);
+}
+
+// The same over G2, 64 threads (a G2 XYZZ point is 384 bytes of shared memory).
+#define PT_G2_RED_THREADS 64
+extern "C" __global__ void __launch_bounds__(PT_G2_RED_THREADS)
+pt_g2_reduce(const g2_xyzz_t* in, uint32_t count, g2_xyzz_t* out)
+{
+    pt_reduce_group<fp2_t, PT_G2_RED_THREADS>(in, count, out);
 }
 
 // <<<1, 1>>>: result = sum_w 2^(c w) wins[w], as Jacobian (blst_p1). One thread runs ~250
@@ -354,9 +371,10 @@ extern "C" __global__ void pt_msm_final(const g1_xyzz_t* wins, uint32_t nwin, ui
 
 // Sum of a list of affine points (e.g. the bases whose scalar is 1), in G1 or G2.
 // grid = ceil(parts/128), 128 threads; part p sums points[idx[j]] (or points[j] when idx is
-// null) for j in [p * chunk, min(count, (p + 1) * chunk)). G1: then pt_msm_reduce(parts,
-// nparts, tmp) and pt_msm_final(tmp, 1, 0, result). G2: pt_g2_to_jac(parts, nparts, out) and
-// the host adds the parts.
+// null) for j in [p * chunk, min(count, (p + 1) * chunk)) (a part past the end is infinity).
+// Enough parts to fill the GPU (each is a serial chain of additions), then reductions in
+// groups: G1 pt_msm_reduce twice and pt_msm_final(tmp, 1, 0, result); G2 pt_g2_reduce, then
+// pt_g2_to_jac(groups, ngroups, out) and the host adds the few Jacobian sums.
 template <class F>
 PT_FI void pt_sum_part(const affine_of<F>* points, const uint32_t* idx, uint32_t count,
                        uint32_t chunk, uint32_t p, xyzz_of<F>* parts)

@@ -86,19 +86,34 @@ struct Split<'a> {
     /// skips them as it skips zeros.
     tail: &'a [Scalar],
     ones: Vec<u32>,
+    /// Scalars other than 0 and 1: the tail MSM's terms.
+    terms: usize,
+}
+
+/// A witness MSM's scalars: how many, how many are one, how many other than 0 and 1.
+#[derive(Clone, Copy)]
+struct Counts {
+    len: usize,
+    ones: usize,
+    terms: usize,
 }
 
 /// Finds the scalar-one positions: a read-only pass. The ones are zeroed while the scalars
 /// are staged for upload, so no second copy of the scalars is ever written.
 fn split(scalars: &[Scalar]) -> Split<'_> {
-    let ones = scalars
+    let ones: Vec<u32> = scalars
         .par_iter()
         .enumerate()
         .filter(|(_, s)| **s == Scalar::ONE)
         .map(|(i, _)| i as u32)
         .collect();
+    let zeros = scalars
+        .par_iter()
+        .filter(|s| bool::from(s.is_zero()))
+        .count();
     Split {
         tail: scalars,
+        terms: scalars.len() - zeros - ones.len(),
         ones,
     }
 }
@@ -241,17 +256,19 @@ impl CudaExecutor {
         Ok(buf)
     }
 
+    /// The worker's buffers for a domain of 2^log2 and MSMs of up to `msm_n` points whose
+    /// scratch takes `msm_bytes`; kept while they fit.
     fn workspace(
         &self,
         set: &mut StreamSet,
         log2: u32,
-        msm_n: usize,
+        (msm_n, msm_bytes): (usize, usize),
         budget: Budget,
     ) -> Result<()> {
         if set
             .ws
             .as_ref()
-            .is_some_and(|w| w.log2 == log2 && w.msm_n >= msm_n)
+            .is_some_and(|w| w.log2 == log2 && w.msm_n >= msm_n && w.msm.bytes >= msm_bytes)
         {
             return Ok(());
         }
@@ -264,7 +281,7 @@ impl CudaExecutor {
             abc: a(4 * n * FR, VramPurpose::Abc)?,
             scalars: a(3 * msm_n * FR, VramPurpose::Scratch)?,
             idx: a(3 * msm_n * 4, VramPurpose::Scratch)?,
-            msm: a(msm::scratch_bytes(msm_n), VramPurpose::Buckets)?,
+            msm: a(msm_bytes, VramPurpose::Buckets)?,
             sum: a(msm::sum_scratch_bytes(msm_n), VramPurpose::Buckets)?,
             results: a(8 * msm::JACOBIAN, VramPurpose::Scratch)?,
             // Kept, not allocated per partition: freeing device memory waits for the whole
@@ -329,24 +346,37 @@ impl CudaExecutor {
         let (splits, counts) = match staged {
             Some(w) => (
                 None,
-                [0, 1, 2].map(|i| (w.layout.tails[i].len, w.layout.ones[i].len)),
+                [0, 1, 2].map(|i| Counts {
+                    len: w.layout.tails[i].len,
+                    ones: w.layout.ones[i].len,
+                    terms: w.layout.terms[i],
+                }),
             ),
             None => {
                 let start = Instant::now();
                 let s = [split(input.aux), split(&input.msms.a), split(&input.msms.b)];
                 steps.push(Stage::Prep, Engine::Compute, start, 0);
-                let counts = s.each_ref().map(|sp| (sp.tail.len(), sp.ones.len()));
+                let counts = s.each_ref().map(|sp| Counts {
+                    len: sp.tail.len(),
+                    ones: sp.ones.len(),
+                    terms: sp.terms,
+                });
                 (Some(s), counts)
             }
         };
-        let msm_n = counts.iter().fold(n - 1, |m, c| m.max(c.0));
+        let msm_n = counts.iter().fold(n - 1, |m, c| m.max(c.len));
+        // One MSM scratch for H and the three tails, each sized by its terms.
+        let msm_bytes = counts
+            .iter()
+            .map(|c| msm::scratch_bytes(c.len, c.terms))
+            .fold(msm::scratch_bytes(n - 1, n - 1), usize::max);
 
         let mut tl = Timeline::start(&compute)?;
         let stage_in =
             |set: &mut StreamSet, gate: &mut dyn Gate, steps: &mut Steps| -> Result<()> {
                 let start = Instant::now();
                 gate.memory(steps);
-                self.workspace(set, log2, msm_n, o.vram_budget)?;
+                self.workspace(set, log2, (msm_n, msm_bytes), o.vram_budget)?;
                 steps.push(Stage::Alloc, Engine::Compute, start, 0);
                 Ok(())
             };
@@ -354,7 +384,7 @@ impl CudaExecutor {
         if !o.prestage {
             stage_in(set, gate, steps)?;
         } else {
-            self.workspace(set, log2, msm_n, o.vram_budget)?;
+            self.workspace(set, log2, (msm_n, msm_bytes), o.vram_budget)?;
         }
         let srs = self.srs(
             &mut set.staging,
@@ -472,17 +502,19 @@ impl CudaExecutor {
             ntt::h_pipeline(g, &compute, &tables, pa, pb, pc, scratch).map(|_| 0)
         })?;
         timed(Stage::MsmH, &mut tl, &mut || {
-            msm::enqueue(g, &compute, srs.h.ptr, pc, n - 1, ws.msm.ptr, res(0)).map(|_| 0)
+            let nh = (n - 1, n - 1);
+            msm::enqueue(g, &compute, srs.h.ptr, pc, nh, ws.msm.ptr, res(0)).map(|_| 0)
         })?;
         // Each witness MSM: the tail MSM, then the batch sum of its scalar-one bases.
         let mut witness = |stage: Stage, tl: &mut Timeline, bases: u64, i: usize| -> Result<()> {
             let ((scalars, idx), r) = (tail_dst(ws, i), 1 + 2 * i);
-            let (len, ones) = counts[i];
+            let Counts { len, ones, terms } = counts[i];
             timed(stage, tl, &mut || {
-                if len == 0 {
+                if terms == 0 {
                     return g.zero_bytes(&compute, res(r), msm::JACOBIAN).map(|_| 0);
                 }
-                msm::enqueue(g, &compute, bases, scalars, len, ws.msm.ptr, res(r)).map(|_| 0)
+                let sized = (len, terms);
+                msm::enqueue(g, &compute, bases, scalars, sized, ws.msm.ptr, res(r)).map(|_| 0)
             })?;
             timed(Stage::BatchAdd, tl, &mut || {
                 if ones == 0 {
@@ -497,8 +529,8 @@ impl CudaExecutor {
         // B in G2: the scalar-one bases summed here in parts the host adds; the few other
         // non-zero scalars go to the CPU below.
         let mut g2 = match &g2_bases {
-            Some(bases) if counts[2].1 > 0 => {
-                let count = counts[2].1;
+            Some(bases) if counts[2].ones > 0 => {
+                let count = counts[2].ones;
                 let mut parts = 0;
                 timed(Stage::MsmBG2, &mut tl, &mut || {
                     let idx = ws.idx.at(2 * msm_n * 4);

@@ -29,6 +29,7 @@ pub struct Functions {
     pub g1_sum_parts: CudaFunction,
     pub g2_sum_parts: CudaFunction,
     pub g2_to_jac: CudaFunction,
+    pub g2_reduce: CudaFunction,
     pub g1_fixed_base: CudaFunction,
     pub g2_fixed_base: CudaFunction,
 }
@@ -81,6 +82,7 @@ impl Gpu {
             g1_sum_parts: get("pt_g1_sum_parts")?,
             g2_sum_parts: get("pt_g2_sum_parts")?,
             g2_to_jac: get("pt_g2_to_jac")?,
+            g2_reduce: get("pt_g2_reduce")?,
             g1_fixed_base: get("pt_g1_fixed_base")?,
             g2_fixed_base: get("pt_g2_fixed_base")?,
         };

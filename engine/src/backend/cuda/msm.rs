@@ -37,11 +37,20 @@ fn log2_ceil(n: u64) -> u32 {
 impl Config {
     /// `pt_msm_make_config(n, 0, 0)`.
     pub fn new(n: usize) -> Config {
+        Config::sized(n, n)
+    }
+
+    /// For `n` scalars of which about `terms` are neither 0 nor 1 (the 0/1 split's tail MSMs:
+    /// mostly zeros): window and chunk as for an MSM of `terms` points, so its buckets are few
+    /// and its threads many, with threads for all `n` in case more are non-zero.
+    /// `pt_msm_make_config(n, c, chunk)` with that c and chunk.
+    pub fn sized(n: usize, terms: usize) -> Config {
         let n = n.max(1) as u64;
-        let c = (log2_ceil(n.max(2)) as i64 - 4).clamp(5, 22) as u32;
+        let terms = (terms as u64).clamp(1, n);
+        let c = (log2_ceil(terms.max(2)) as i64 - 4).clamp(5, 22) as u32;
         let nwin = 255u32.div_ceil(c);
         let nb = 1u32 << (c - 1);
-        let per = (nwin as u64 * n) >> 18;
+        let per = (nwin as u64 * terms) >> 18;
         let mut chunk = 32u32;
         while chunk < 2048 && chunk as u64 * 2 <= per {
             chunk *= 2;
@@ -126,23 +135,24 @@ impl Layout {
     }
 }
 
-/// Scratch bytes an MSM of `n` points needs.
-pub fn scratch_bytes(n: usize) -> usize {
-    Layout::new(n, &Config::new(n)).total
+/// Scratch bytes an MSM of `n` points with about `terms` scalars other than 0 and 1 needs.
+pub fn scratch_bytes(n: usize, terms: usize) -> usize {
+    Layout::new(n, &Config::sized(n, terms)).total
 }
 
-/// Enqueues Σ points[i]·scalars[i] over `n` device-resident points and Montgomery scalars;
-/// the Jacobian result lands at `result` (144 bytes of device memory).
+/// Enqueues Σ points[i]·scalars[i] over `n` device-resident points and Montgomery scalars,
+/// about `terms` of them neither 0 nor 1 (`n` for uniform scalars; any count is correct, it
+/// only sizes the windows); the Jacobian result lands at `result` (144 bytes of device memory).
 pub fn enqueue(
     gpu: &Gpu,
     s: &CudaStream,
     points: u64,
     scalars: u64,
-    n: usize,
+    (n, terms): (usize, usize),
     scratch: u64,
     result: u64,
 ) -> Result<()> {
-    let k = Config::new(n);
+    let k = Config::sized(n, terms);
     let l = Layout::new(n, &k);
     let at = |o: usize| scratch + o as u64;
     let n32 = n as u32;
@@ -276,18 +286,27 @@ pub fn enqueue(
     Ok(())
 }
 
-/// Scratch bytes `sum_enqueue` needs for `count` points.
+/// A sum of points runs one serial chain of additions a part: enough parts to fill the GPU
+/// (~2^17 threads for G1, ~2^16 for G2's larger kernel), then sums of groups of parts.
+const SUM_GROUP: usize = 256;
+
+fn sum_chunk(count: usize, threads_log2: u32) -> usize {
+    (count >> threads_log2).next_power_of_two().max(32)
+}
+
+/// Parts of `chunk` points, padded to whole groups (a part past the end is infinity).
+fn sum_parts(count: usize, threads_log2: u32) -> usize {
+    count
+        .div_ceil(sum_chunk(count, threads_log2))
+        .next_multiple_of(SUM_GROUP)
+}
+
+const G1_SUM_THREADS_LOG2: u32 = 17;
+
+/// Scratch bytes `sum_enqueue` needs for `count` points: parts, group sums, the total.
 pub fn sum_scratch_bytes(count: usize) -> usize {
-    (sum_parts(count) + 1) * XYZZ
-}
-
-fn sum_chunk(count: usize) -> usize {
-    // About 2^14 threads, at least 64 points each.
-    (count >> 14).next_power_of_two().max(64)
-}
-
-fn sum_parts(count: usize) -> usize {
-    count.div_ceil(sum_chunk(count)).max(1)
+    let parts = sum_parts(count, G1_SUM_THREADS_LOG2);
+    (parts + parts / SUM_GROUP + 1) * XYZZ
 }
 
 /// Launches `pt_g1_sum_parts` or `pt_g2_sum_parts`: (points, idx, count, chunk, nparts).
@@ -295,14 +314,14 @@ fn sum_parts_enqueue(
     gpu: &Gpu,
     s: &CudaStream,
     kernel: &cudarc::driver::CudaFunction,
-    (points, idx, count, chunk, nparts): (u64, u64, usize, usize, u32),
+    (points, idx, count, chunk, nparts): (u64, u64, usize, usize, usize),
     parts: u64,
 ) -> Result<()> {
     use Arg::{Ptr, U32};
     gpu.launch(
         s,
         kernel,
-        (nparts.div_ceil(ACC_THREADS), 1),
+        ((nparts as u32).div_ceil(ACC_THREADS), 1),
         ACC_THREADS,
         0,
         &[
@@ -310,7 +329,7 @@ fn sum_parts_enqueue(
             Ptr(idx),
             U32(count as u32),
             U32(chunk as u32),
-            U32(nparts),
+            U32(nparts as u32),
             Ptr(parts),
         ],
     )
@@ -326,27 +345,39 @@ pub fn sum_enqueue(
     scratch: u64,
     result: u64,
 ) -> Result<()> {
-    let nparts = sum_parts(count) as u32;
-    let parts_end = scratch + nparts as u64 * XYZZ as u64;
+    let nparts = sum_parts(count, G1_SUM_THREADS_LOG2);
+    let groups = nparts / SUM_GROUP;
+    let group_sums = scratch + (nparts * XYZZ) as u64;
+    let total = group_sums + (groups * XYZZ) as u64;
     use Arg::{Ptr, U32};
     let f = &gpu.f;
-    let part = (points, idx, count, sum_chunk(count), nparts);
-    sum_parts_enqueue(gpu, s, &f.g1_sum_parts, part, scratch)?;
-    gpu.launch(
+    let chunk = sum_chunk(count, G1_SUM_THREADS_LOG2);
+    sum_parts_enqueue(
+        gpu,
         s,
-        &f.msm_reduce,
-        (1, 1),
-        RED_THREADS,
-        0,
-        &[Ptr(scratch), U32(nparts), Ptr(parts_end)],
+        &f.g1_sum_parts,
+        (points, idx, count, chunk, nparts),
+        scratch,
     )?;
+    let reduce = |input: u64, count: usize, groups: usize, out: u64| {
+        gpu.launch(
+            s,
+            &f.msm_reduce,
+            (groups as u32, 1),
+            RED_THREADS,
+            0,
+            &[Ptr(input), U32(count as u32), Ptr(out)],
+        )
+    };
+    reduce(scratch, SUM_GROUP, groups, group_sums)?;
+    reduce(group_sums, groups, 1, total)?;
     gpu.launch(
         s,
         &f.msm_final,
         (1, 1),
         1,
         0,
-        &[Ptr(parts_end), U32(1), U32(0), Ptr(result)],
+        &[Ptr(total), U32(1), U32(0), Ptr(result)],
     )?;
     Ok(())
 }
@@ -354,28 +385,29 @@ pub fn sum_enqueue(
 /// One G2 point in XYZZ over Fp2, and as blst_p2 (Jacobian over Fp2).
 const G2_XYZZ: usize = 384;
 pub const G2_JACOBIAN: usize = 288;
+const G2_SUM_THREADS_LOG2: u32 = 16;
+const G2_RED_THREADS: u32 = 64;
 
-/// G2 parts: up to about 2^13 of them (64 blocks of threads on the device), which the host
-/// adds in parallel in a few milliseconds.
-fn g2_sum_chunk(count: usize) -> usize {
-    count.div_ceil(1 << 13).next_power_of_two().max(32)
-}
-
-/// How many Jacobian parts `g2_sum_enqueue` leaves for the host to add.
+/// How many Jacobian sums `g2_sum_enqueue` leaves for the host to add: one a group of parts,
+/// at most 257.
 pub fn g2_sum_parts(count: usize) -> usize {
-    count.div_ceil(g2_sum_chunk(count)).max(1)
+    sum_parts(count, G2_SUM_THREADS_LOG2) / SUM_GROUP
 }
 
-/// Scratch bytes `g2_sum_enqueue` needs for `count` points: the parts, then their Jacobian forms.
+/// Scratch bytes `g2_sum_enqueue` needs for `count` points: the parts, the group sums, then
+/// their Jacobian forms.
 pub fn g2_sum_scratch_bytes(count: usize) -> usize {
-    g2_sum_parts(count) * (G2_XYZZ + G2_JACOBIAN)
+    let parts = sum_parts(count, G2_SUM_THREADS_LOG2);
+    parts * G2_XYZZ + parts / SUM_GROUP * (G2_XYZZ + G2_JACOBIAN)
 }
 
-/// `g2_sum_scratch_bytes` of any count: a chunk is at least count / 2^13, so at most 2^13 parts.
-pub const G2_SUM_SCRATCH_MAX: usize = (1 << 13) * (G2_XYZZ + G2_JACOBIAN);
+/// `g2_sum_scratch_bytes` of any count: a chunk is at least count / 2^16, so at most 2^16 + 1
+/// parts before padding to a whole group.
+pub const G2_SUM_SCRATCH_MAX: usize =
+    ((1 << 16) + SUM_GROUP) * G2_XYZZ + ((1 << 16) / SUM_GROUP + 1) * (G2_XYZZ + G2_JACOBIAN);
 
-/// Enqueues the sums of G2 `points[idx[i]]`, i < count, in `g2_sum_parts(count)` parts, and
-/// returns where their Jacobian forms (blst_p2) will be; the host adds them.
+/// Enqueues the sums of G2 `points[idx[i]]`, i < count, in `g2_sum_parts(count)` group sums,
+/// and returns where their Jacobian forms (blst_p2) will be; the host adds them.
 pub fn g2_sum_enqueue(
     gpu: &Gpu,
     s: &CudaStream,
@@ -384,19 +416,35 @@ pub fn g2_sum_enqueue(
     count: usize,
     scratch: u64,
 ) -> Result<u64> {
-    let nparts = g2_sum_parts(count) as u32;
-    let jac = scratch + nparts as u64 * G2_XYZZ as u64;
+    let nparts = sum_parts(count, G2_SUM_THREADS_LOG2);
+    let groups = nparts / SUM_GROUP;
+    let group_sums = scratch + (nparts * G2_XYZZ) as u64;
+    let jac = group_sums + (groups * G2_XYZZ) as u64;
     use Arg::{Ptr, U32};
     let f = &gpu.f;
-    let part = (points, idx, count, g2_sum_chunk(count), nparts);
-    sum_parts_enqueue(gpu, s, &f.g2_sum_parts, part, scratch)?;
+    let chunk = sum_chunk(count, G2_SUM_THREADS_LOG2);
+    sum_parts_enqueue(
+        gpu,
+        s,
+        &f.g2_sum_parts,
+        (points, idx, count, chunk, nparts),
+        scratch,
+    )?;
+    gpu.launch(
+        s,
+        &f.g2_reduce,
+        (groups as u32, 1),
+        G2_RED_THREADS,
+        0,
+        &[Ptr(scratch), U32(SUM_GROUP as u32), Ptr(group_sums)],
+    )?;
     gpu.launch(
         s,
         &f.g2_to_jac,
-        (nparts.div_ceil(128), 1),
+        ((groups as u32).div_ceil(128), 1),
         128,
         0,
-        &[Ptr(scratch), U32(nparts), Ptr(jac)],
+        &[Ptr(group_sums), U32(groups as u32), Ptr(jac)],
     )?;
     Ok(jac)
 }
@@ -414,11 +462,18 @@ mod tests {
     }
 
     #[test]
-    fn g2_sums_leave_a_few_thousand_parts_at_most() {
+    fn sums_cover_every_point_in_whole_groups_and_leave_the_host_a_few_hundred() {
         for n in [1usize, 31, 32, 33, 1 << 20, 2_100_000, 1 << 27] {
-            let parts = g2_sum_parts(n);
-            assert!(parts * g2_sum_chunk(n) >= n, "{n}: every point in a part");
-            assert!(parts <= 8192, "{n}: {parts} parts");
+            for threads in [G1_SUM_THREADS_LOG2, G2_SUM_THREADS_LOG2] {
+                let parts = sum_parts(n, threads);
+                assert!(
+                    parts * sum_chunk(n, threads) >= n,
+                    "{n}: every point in a part"
+                );
+                assert_eq!(parts % SUM_GROUP, 0);
+                assert!(parts <= (1 << threads) + SUM_GROUP, "{n}: {parts} parts");
+            }
+            assert!(g2_sum_parts(n) <= 257, "{n}");
         }
     }
 
@@ -434,7 +489,19 @@ mod tests {
         assert_eq!(k.nb * 2, 1 << 20);
         assert!(k.chunk.is_power_of_two() && (32..=2048).contains(&k.chunk));
         // Scratch at 2^24 is about 3.3 GB (README).
-        let gb = scratch_bytes(1 << 24) as f64 / 1e9;
+        let gb = scratch_bytes(1 << 24, 1 << 24) as f64 / 1e9;
         assert!((3.0..3.6).contains(&gb), "{gb}");
+    }
+
+    #[test]
+    fn a_mostly_zero_msm_gets_the_window_and_threads_of_its_terms() {
+        let (n, terms) = (1usize << 26, 10_000_000);
+        let (full, tail) = (Config::new(n), Config::sized(n, terms));
+        assert_eq!((full.c, tail.c), (22, 20));
+        // Threads for every non-zero term, however many: chunks cover all n entries.
+        assert!(tail.chunk < full.chunk);
+        assert!(tail.nchunk as u64 * tail.chunk as u64 >= n as u64);
+        assert_eq!(Config::sized(n, n), full);
+        assert_eq!(Config::sized(n, 0).c, 5);
     }
 }

@@ -106,9 +106,20 @@ impl CudaExecutor {
             self.buf(bases, VramPurpose::Srs)?,
             self.buf(scalars, VramPurpose::Scratch)?,
         );
-        let scratch = g.alloc(msm::scratch_bytes(bases.len()), VramPurpose::Buckets)?;
+        let scratch = g.alloc(
+            msm::scratch_bytes(bases.len(), bases.len()),
+            VramPurpose::Buckets,
+        )?;
         let result = g.alloc(msm::JACOBIAN, VramPurpose::Scratch)?;
-        msm::enqueue(g, &s, db.ptr, ds.ptr, bases.len(), scratch.ptr, result.ptr)?;
+        msm::enqueue(
+            g,
+            &s,
+            db.ptr,
+            ds.ptr,
+            (bases.len(), bases.len()),
+            scratch.ptr,
+            result.ptr,
+        )?;
         let mut out = vec![0u8; msm::JACOBIAN];
         g.d2h(&s, &mut out, result.ptr)?;
         g.sync(&s)?;

@@ -192,6 +192,8 @@ pub(super) struct Layout {
     pub tails: [Section; 3],
     /// Each MSM's scalar-one positions (u32): room for the whole tail, `len` of them written.
     pub ones: [Section; 3],
+    /// Each MSM's scalars other than 0 and 1: the terms its tail MSM adds up.
+    pub terms: [usize; 3],
     pub bytes: usize,
 }
 
@@ -212,6 +214,8 @@ impl Layout {
             abc,
             tails,
             ones,
+            // Until `fill_tails` counts them: every scalar a term.
+            terms: tails.map(|t| t.len),
             bytes: at,
         }
     }
@@ -260,7 +264,7 @@ pub(super) fn fill_tails(dst: &mut [u8], mut layout: Layout, tails: [&[Scalar]; 
         .zip(tails)
         .enumerate()
     {
-        layout.ones[i].len = split_into(d, idx, s);
+        (layout.ones[i].len, layout.terms[i]) = split_into(d, idx, s);
     }
     layout
 }
@@ -301,29 +305,34 @@ impl Target for Filling {
 }
 
 /// One MSM's scalars into `dst` with ones zeroed, their positions into `idx` (ascending);
-/// returns how many ones.
-fn split_into(dst: &mut [u8], idx: &mut [u8], src: &[Scalar]) -> usize {
-    let found: Vec<Vec<u32>> = dst
+/// returns how many ones and how many terms are left (scalars other than 0 and 1).
+fn split_into(dst: &mut [u8], idx: &mut [u8], src: &[Scalar]) -> (usize, usize) {
+    let found: Vec<(Vec<u32>, usize)> = dst
         .par_chunks_mut(PIECE * FR)
         .zip(src.par_chunks(PIECE))
         .enumerate()
         .map(|(p, (d, s))| {
             zero_ones(d, as_bytes(s));
-            s.iter()
+            let zeros = s.iter().filter(|x| bool::from(x.is_zero())).count();
+            let ones: Vec<u32> = s
+                .iter()
                 .enumerate()
                 .filter(|(_, x)| **x == Scalar::ONE)
                 .map(|(i, _)| (p * PIECE + i) as u32)
-                .collect()
+                .collect();
+            let terms = s.len() - zeros - ones.len();
+            (ones, terms)
         })
         .collect();
+    let terms = found.iter().map(|f| f.1).sum();
     let mut at = 0;
-    for f in &found {
+    for (f, _) in &found {
         for (d, i) in idx[at * 4..(at + f.len()) * 4].chunks_exact_mut(4).zip(f) {
             d.copy_from_slice(&i.to_ne_bytes());
         }
         at += f.len();
     }
-    at
+    (at, terms)
 }
 
 /// A partition's witness in a page-locked block.
@@ -423,5 +432,12 @@ mod tests {
             assert_eq!(ones, want, "msm {i}");
         }
         assert_eq!(got.ones.map(|s| s.len)[1..], [3, 0]);
+        let terms = |v: &[Scalar]| {
+            v.iter()
+                .filter(|s| !bool::from(s.is_zero()) && **s != Scalar::ONE)
+                .count()
+        };
+        assert_eq!(got.terms, [terms(&l), 0, 1]);
+        assert!(got.terms[0] > 0);
     }
 }
