@@ -6,3 +6,4 @@
 #include "ntt/tables.cuh"
 #include "msm/pippenger.cuh"
 #include "msm/fixed_base.cuh"
+#include "msm/shifted.cuh"

@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "../msm/pippenger.cuh"
 #include "../msm/fixed_base.cuh"
+#include "../msm/shifted.cuh"
 
 static PT_FI uint64_t tk_mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -67,14 +68,38 @@ struct Msm {
     uint8_t* scratch = nullptr;
     g1_jac_t* result = nullptr;
     uint32_t n = 0;
-    void init(uint32_t n_) {
+    // Shifted bases (msm/shifted.cuh): W windows into one bucket set over Q (W * n points).
+    bool shifted = false;
+    uint32_t W = 0;
+    g1_affine_t* Q = nullptr;
+    void init(uint32_t n_, bool shifted_ = false) {
         n = n_;
-        k = pt_msm_make_config(n, g_opt.msm_c, g_opt.msm_chunk);
-        lay = pt_msm_scratch_layout(n, k);
+        shifted = shifted_;
+        if (shifted) {
+            k = pt_msm_make_config_shifted(n, g_opt.msm_c, g_opt.msm_chunk);
+            W = pt_msm_shifted_windows(k.c);
+            lay = pt_msm_scratch_layout(n * W, k);
+        } else {
+            k = pt_msm_make_config(n, g_opt.msm_c, g_opt.msm_chunk);
+            W = k.nwin;
+            lay = pt_msm_scratch_layout(n, k);
+        }
         scratch = dalloc<uint8_t>(lay.total);
         result = dalloc<g1_jac_t>(1);
     }
-    void release() { cudaFree(scratch); cudaFree(result); }
+    // Q from the bases, in slices of 2^20 (the XYZZ temporaries take W * 192 bytes a base).
+    void shift(const g1_affine_t* pts) {
+        Q = dalloc<g1_affine_t>((size_t)n * W);
+        const uint32_t slice = std::min(n, 1u << 20);
+        g1_xyzz_t* tmp = dalloc<g1_xyzz_t>((size_t)slice * W);
+        for (uint32_t i0 = 0; i0 < n; i0 += slice) {
+            const uint32_t cnt = std::min(slice, n - i0);
+            PT_LAUNCH(pt_msm_shift, dim3((cnt + 127) / 128), dim3(128), 0, pts + i0, cnt, k.c, W, tmp);
+            PT_LAUNCH(pt_msm_shift_affine, dim3((cnt + 127) / 128), dim3(128), 0, (const g1_xyzz_t*)tmp, cnt, W, n, Q + i0);
+        }
+        cudaFree(tmp);
+    }
+    void release() { cudaFree(scratch); cudaFree(result); if (Q) cudaFree(Q); }
     template <class T> T* at(size_t off) { return (T*)(scratch + off); }
     // The host sequence of one MSM (cuda/README.md). times: per-phase ms when non-null.
     void run(const g1_affine_t* pts, const fr_t* sc, std::vector<double>* times = nullptr) {
@@ -88,18 +113,23 @@ struct Msm {
             if (!first) times->push_back(tm.stop());
             tm.start();
         };
-        const dim3 grid_nw((n + 255) / 256, k.nwin);
+        // The bucket phase runs over `entries` sorted entries of Q (shifted) or the bases.
+        const uint32_t entries = shifted ? n * W : n;
+        const g1_affine_t* points = shifted ? Q : pts;
+        const dim3 grid_nw((n + 255) / 256, W);
         mark(true);
         CK(cudaMemset(counts, 0, (size_t)k.nwin * k.nb * 4));
-        PT_LAUNCH(pt_msm_digits, dim3((n + 255) / 256), dim3(PT_MSM_DIGIT_THREADS), 0, sc, n, k.c, k.nwin, keys);
-        PT_LAUNCH(pt_msm_hist, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
+        PT_LAUNCH(pt_msm_digits, dim3((n + 255) / 256), dim3(PT_MSM_DIGIT_THREADS), 0, sc, n, k.c, W, keys);
+        if (shifted) PT_LAUNCH(pt_msm_hist_shared, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
+        else PT_LAUNCH(pt_msm_hist, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
         mark(false);
         PT_LAUNCH(pt_msm_plan, dim3(k.nwin), dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb, cursor);
-        PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
+        if (shifted) PT_LAUNCH(pt_msm_scatter_shared, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
+        else PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
         mark(false);
         PT_LAUNCH(pt_msm_chunks, dim3((k.nwin * k.nchunk + PT_MSM_ACC_THREADS - 1) / PT_MSM_ACC_THREADS),
-                  dim3(PT_MSM_ACC_THREADS), 0, pts, (const uint32_t*)sorted, (const uint32_t*)counts,
-                  (const uint32_t*)cursor, n, k.nb, k.nwin, k.chunk, k.nchunk, bsum, head, tail, edge);
+                  dim3(PT_MSM_ACC_THREADS), 0, points, (const uint32_t*)sorted, (const uint32_t*)counts,
+                  (const uint32_t*)cursor, entries, k.nb, k.nwin, k.chunk, k.nchunk, bsum, head, tail, edge);
         mark(false);
         PT_LAUNCH(pt_msm_fixup, dim3((k.nwin * k.nchunk + PT_MSM_FIX_THREADS - 1) / PT_MSM_FIX_THREADS),
                   dim3(PT_MSM_FIX_THREADS), 0, (const uint32_t*)cursor, (const uint32_t*)edge, k.nb, k.nwin, k.chunk,
@@ -176,20 +206,25 @@ static fr_t* upload_scalars(const std::vector<Fr>& canon) {
     return d;
 }
 
+// Both bucket layouts: per-window buckets, and shifted bases with one set of buckets.
 static bool check_small(const std::string& name, const std::vector<HAff>& pts, const std::vector<Fr>& s) {
     const uint32_t n = pts.size();
     g1_affine_t* dp = dalloc<g1_affine_t>(n);
     h2d(dp, (const g1_affine_t*)pts.data(), n);
     fr_t* ds = upload_scalars(s);
-    Msm m;
-    m.init(n);
-    CK(cudaMemset(m.result, 0xff, sizeof(g1_jac_t)));
-    m.run(dp, ds);
-    const HAff got = m.fetch();
     const HAff want = h_to_aff(h_msm(s, pts));
-    const bool ok = h_aff_eq(got, want);
-    report(name, ok, "c=" + std::to_string(m.k.c));
-    m.release();
+    bool ok = true;
+    for (bool shifted : {false, true}) {
+        Msm m;
+        m.init(n, shifted);
+        if (shifted) m.shift(dp);
+        CK(cudaMemset(m.result, 0xff, sizeof(g1_jac_t)));
+        m.run(dp, ds);
+        const bool one = h_aff_eq(m.fetch(), want);
+        report(name + (shifted ? " (shifted bases)" : ""), one, "c=" + std::to_string(m.k.c));
+        m.release();
+        ok &= one;
+    }
     cudaFree(dp); cudaFree(ds);
     return ok;
 }
@@ -455,11 +490,6 @@ static void large(uint32_t lg, bool time_it, const char* target) {
         });
     }
     fr_t* ds = upload_scalars(s);
-    Msm m;
-    m.init(n);
-    CK(cudaMemset(m.result, 0xff, sizeof(g1_jac_t)));
-    m.run(b.d, ds);
-    const HAff got = m.fetch();
     const uint32_t na = 1u << b.la, nc = b.C.size();
     std::vector<Fr> sa(na, H.fr.zero()), sc(nc, H.fr.zero());
     parallel_for(na, [&](size_t a0, size_t a1) {
@@ -471,26 +501,38 @@ static void large(uint32_t lg, bool time_it, const char* target) {
             for (size_t i = c * na; i < std::min<size_t>(n, (c + 1) * na); i++) sc[c] = H.fr.add(sc[c], s[i]);
     });
     const HAff want = h_to_aff(h_add(h_msm(sa, b.A), h_msm(sc, b.C)));
-    report("MSM 2^" + std::to_string(lg) + " random (structured bases) vs host", h_aff_eq(got, want),
-           "c=" + std::to_string(m.k.c) + " windows=" + std::to_string(m.k.nwin));
-    if (time_it) {
-        std::vector<double> t;
-        for (int r = 0; r < g_opt.reps; r++) {
-            GpuTimer tm;
-            tm.start();
-            m.run(b.d, ds);
-            t.push_back(tm.stop());
+    for (bool shifted : {false, true}) {
+        const std::string name = "MSM 2^" + std::to_string(lg) + (shifted ? " (shifted bases)" : "");
+        Msm m;
+        m.init(n, shifted);
+        GpuTimer ts;
+        ts.start();
+        if (shifted) m.shift(b.d);
+        const double shift_ms = ts.stop();
+        CK(cudaMemset(m.result, 0xff, sizeof(g1_jac_t)));
+        m.run(b.d, ds);
+        report(name + " random (structured bases) vs host", h_aff_eq(m.fetch(), want),
+               "c=" + std::to_string(m.k.c) + " windows=" + std::to_string(m.W));
+        if (time_it) {
+            std::vector<double> t;
+            for (int r = 0; r < g_opt.reps; r++) {
+                GpuTimer tm;
+                tm.start();
+                m.run(b.d, ds);
+                t.push_back(tm.stop());
+            }
+            std::vector<double> parts;
+            m.run(b.d, ds, &parts);
+            char buf[320];
+            snprintf(buf, sizeof buf,
+                     "c=%u chunk=%u; digits+hist %.2f, scan+scatter %.2f, buckets %.2f, fixup %.2f, bucket sums %.2f, "
+                     "window sums %.2f, final %.2f ms; shifted bases built in %.0f ms",
+                     m.k.c, m.k.chunk, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6],
+                     shifted ? shift_ms : 0.0);
+            timing(name, median(t), target, buf);
         }
-        std::vector<double> parts;
-        m.run(b.d, ds, &parts);
-        char buf[256];
-        snprintf(buf, sizeof buf,
-                 "c=%u chunk=%u; digits+hist %.2f, scan+scatter %.2f, buckets %.2f, fixup %.2f, bucket sums %.2f, "
-                 "window sums %.2f, final %.2f ms",
-                 m.k.c, m.k.chunk, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6]);
-        timing("MSM 2^" + std::to_string(lg), median(t), target, buf);
+        m.release();
     }
-    m.release();
     cudaFree(ds);
     b.release();
 }

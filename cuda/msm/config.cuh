@@ -26,20 +26,15 @@ PT_HD uint32_t pt_log2_ceil(uint32_t n) {
     return l;
 }
 
-// c = 0 picks the default window; chunk = 0 the default chunk.
-PT_HD pt_msm_config pt_msm_make_config(uint32_t n, uint32_t c, uint32_t chunk) {
+// The configuration of nwin bucket sets of 2^(c-1) buckets over n entries each; chunk = 0 the
+// default chunk (about 2^18 accumulation threads in all, 32..2048 entries each).
+PT_HD pt_msm_config pt_msm_config_for(uint32_t n, uint32_t c, uint32_t chunk, uint32_t nwin) {
     pt_msm_config k;
     if (n < 1) n = 1;
-    if (c == 0) {
-        const int lg = (int)pt_log2_ceil(n < 2 ? 2 : n);
-        const int cc = lg - 4;
-        c = (uint32_t)(cc < 5 ? 5 : cc > 22 ? 22 : cc);
-    }
     k.c = c;
-    k.nwin = (255 + c - 1) / c;
+    k.nwin = nwin;
     k.nb = 1u << (c - 1);
     if (chunk == 0) {
-        // about 2^18 accumulation threads in all, 32..2048 entries each
         const uint64_t per = ((uint64_t)k.nwin * n) >> 18;
         chunk = 32;
         while (chunk < 2048 && (uint64_t)chunk * 2 <= per) chunk *= 2;
@@ -53,6 +48,38 @@ PT_HD pt_msm_config pt_msm_make_config(uint32_t n, uint32_t c, uint32_t chunk) {
     k.rgrp = k.nbseg < 256 ? k.nbseg : 256;
     k.nred = k.nbseg / k.rgrp;
     return k;
+}
+
+// c = 0 picks the default window; chunk = 0 the default chunk.
+PT_HD pt_msm_config pt_msm_make_config(uint32_t n, uint32_t c, uint32_t chunk) {
+    if (n < 1) n = 1;
+    if (c == 0) {
+        const int lg = (int)pt_log2_ceil(n < 2 ? 2 : n);
+        const int cc = lg - 4;
+        c = (uint32_t)(cc < 5 ? 5 : cc > 22 ? 22 : cc);
+    }
+    return pt_msm_config_for(n, c, chunk, (255 + c - 1) / c);
+}
+
+// Shifted bases (msm/shifted.cuh): W = ceil(255 / c) copies of every base, 2^(c w) P, and
+// one set of buckets for all windows. c minimises the additions: n W into buckets plus about
+// 1.4 * 2^c for the running sums (full additions cost 1.4 mixed ones), from 8 to 24 bits.
+PT_HD uint32_t pt_msm_shifted_c(uint32_t n) {
+    uint32_t best = 8;
+    double best_cost = 1e300;
+    for (uint32_t c = 8; c <= 24; c++) {
+        const double cost = (double)n * ((255 + c - 1) / c) + 1.4 * (double)(1u << c);
+        if (cost < best_cost) { best_cost = cost; best = c; }
+    }
+    return best;
+}
+PT_HD uint32_t pt_msm_shifted_windows(uint32_t c) { return (255 + c - 1) / c; }
+
+// The bucket phase of a shifted MSM: one set over the n * W (window, base) entries.
+PT_HD pt_msm_config pt_msm_make_config_shifted(uint32_t n, uint32_t c, uint32_t chunk) {
+    if (c == 0) c = pt_msm_shifted_c(n);
+    if (c < 8) c = 8;  // W <= PT_MSM_SHIFT_MAX_WINDOWS
+    return pt_msm_config_for(n * pt_msm_shifted_windows(c), c, chunk, 1);
 }
 
 // Scratch layout: byte offsets of each array inside one device allocation (256-aligned).

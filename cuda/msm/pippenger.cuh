@@ -79,13 +79,25 @@ pt_msm_digits(const fr_t* scalars, uint32_t n, uint32_t c, uint32_t nwin, uint32
 }
 
 // grid = (ceil(n / 256), nwin), 256 threads. counts (nwin * nb words) must be zero on entry.
-extern "C" __global__ void __launch_bounds__(256)
-pt_msm_hist(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* counts)
+// SHARED (shifted bases): every window counts into one set of nb buckets.
+template <bool SHARED>
+PT_FI void pt_msm_hist_impl(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* counts)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y;
     if (i >= n) return;
     const uint32_t key = keys[(size_t)w * n + i];
-    if (key != PT_MSM_SKIP) atomicAdd(&counts[(size_t)w * nb + (key & 0x7fffffffu)], 1u);
+    const size_t set = SHARED ? 0 : (size_t)w * nb;
+    if (key != PT_MSM_SKIP) atomicAdd(&counts[set + (key & 0x7fffffffu)], 1u);
+}
+extern "C" __global__ void __launch_bounds__(256)
+pt_msm_hist(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* counts)
+{
+    pt_msm_hist_impl<false>(keys, n, nb, counts);
+}
+extern "C" __global__ void __launch_bounds__(256)
+pt_msm_hist_shared(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* counts)
+{
+    pt_msm_hist_impl<true>(keys, n, nb, counts);
 }
 
 // grid = nwin blocks of 1024 threads: cursor[w][b] = start of bucket b in window w's
@@ -117,15 +129,29 @@ pt_msm_plan(const uint32_t* counts, uint32_t nb, uint32_t* cursor)
 }
 
 // grid = (ceil(n / 256), nwin), 256 threads. Advances cursor[w][b] to the bucket's end.
-extern "C" __global__ void __launch_bounds__(256)
-pt_msm_scatter(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, uint32_t* sorted)
+// SHARED (shifted bases): one set of buckets, one sorted list of n * nwin entries, and the
+// entry names the shifted base w * n + i.
+template <bool SHARED>
+PT_FI void pt_msm_scatter_impl(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor,
+                               uint32_t* sorted)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y;
     if (i >= n) return;
     const uint32_t key = keys[(size_t)w * n + i];
     if (key == PT_MSM_SKIP) return;
-    const uint32_t pos = atomicAdd(&cursor[(size_t)w * nb + (key & 0x7fffffffu)], 1u);
-    sorted[(size_t)w * n + pos] = i | (key & 0x80000000u);
+    const size_t set = SHARED ? 0 : (size_t)w * nb, list = SHARED ? 0 : (size_t)w * n;
+    const uint32_t pos = atomicAdd(&cursor[set + (key & 0x7fffffffu)], 1u);
+    sorted[list + pos] = (SHARED ? w * n + i : i) | (key & 0x80000000u);
+}
+extern "C" __global__ void __launch_bounds__(256)
+pt_msm_scatter(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, uint32_t* sorted)
+{
+    pt_msm_scatter_impl<false>(keys, n, nb, cursor, sorted);
+}
+extern "C" __global__ void __launch_bounds__(256)
+pt_msm_scatter_shared(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, uint32_t* sorted)
+{
+    pt_msm_scatter_impl<true>(keys, n, nb, cursor, sorted);
 }
 
 __device__ __noinline__ void pt_add_ni(g1_xyzz_t& p, const g1_xyzz_t& q) { pt_add(p, q); }

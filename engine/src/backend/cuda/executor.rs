@@ -32,12 +32,41 @@ const G2: usize = 192;
 /// The device copy of a parameter set's G1 queries.
 struct Srs {
     key: [u8; 48],
-    h: DevBuf,
+    h: HQuery,
     l: DevBuf,
     a: DevBuf,
     b_g1: DevBuf,
     /// The B query in G2, uploaded when B in G2 first runs here (`b_g2_on = gpu`).
     b_g2: Mutex<Option<Arc<DevBuf>>>,
+}
+
+/// The H query on the device: as uploaded, or its shifted copies (the bases among them) when
+/// they fit beside a worker's buffers: H's MSM is the one with uniform scalars over all n.
+enum HQuery {
+    Plain(DevBuf),
+    Shifted(DevBuf, msm::Shifted),
+}
+
+/// `PROVETOP_SHIFTED_BASES=0` keeps H's bases plain, to compare.
+fn shifting_wanted() -> bool {
+    std::env::var("PROVETOP_SHIFTED_BASES").map_or(true, |v| v != "0")
+}
+
+/// Scratch of H's MSM over `n` bases, plain or shifted.
+fn h_scratch_bytes(n: usize) -> usize {
+    let shifted = msm::shifted_scratch_bytes(n, msm::Shifted::for_points(n));
+    msm::scratch_bytes(n, n).max(shifted)
+}
+
+/// Device bytes of a worker's buffers for a domain of 2^log2 and witness MSMs of `msm_n`
+/// scalars (`CudaExecutor::workspace`), for the room H's shifted bases must leave.
+fn workspace_bytes(log2: u32, msm_n: usize) -> usize {
+    let n = 1usize << log2;
+    4 * n * FR
+        + 3 * msm_n * (FR + 4)
+        + h_scratch_bytes(n - 1).max(msm::scratch_bytes(msm_n, msm_n))
+        + msm::sum_scratch_bytes(msm_n)
+        + msm::G2_SUM_SCRATCH_MAX
 }
 
 /// Identifies a parameter set: its delta is fresh randomness of its setup.
@@ -218,21 +247,70 @@ impl CudaExecutor {
             staging.upload(&self.gpu, s, buf.ptr, points)?;
             Ok(buf)
         };
-        let srs = Arc::new(Srs {
+        let h = up(&p.h)?;
+        let mut srs = Srs {
             key,
-            h: up(&p.h)?,
+            h: HQuery::Plain(h),
             l: up(&p.l)?,
             a: up(&p.a)?,
             b_g1: up(&p.b_g1)?,
             b_g2: Mutex::default(),
-        });
+        };
         self.gpu.sync(s)?;
         let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
         steps.push(Stage::H2d, Engine::H2d, start, bytes as u64);
+        if residency != Residency::Host && shifting_wanted() {
+            srs.h = self.shift_h(srs.h, p, s, budget)?;
+        }
+        let srs = Arc::new(srs);
         if residency != Residency::Host {
             *slot = Some(srs.clone());
         }
         Ok(srs)
+    }
+
+    /// H's shifted copies in place of its bases, when they fit with room left for another
+    /// worker's buffers; else H as it is.
+    fn shift_h(&self, h: HQuery, p: &Parameters, s: &CudaStream, budget: Budget) -> Result<HQuery> {
+        let HQuery::Plain(bases) = h else {
+            return Ok(h);
+        };
+        let n = p.h.len();
+        let sh = msm::Shifted::for_points(n);
+        let (q_bytes, tmp_bytes) = (sh.bytes(n), msm::shift_scratch_bytes(n, sh));
+        let (free, _) = self.gpu.mem_info()?;
+        let room = (free as usize).saturating_sub(q_bytes + tmp_bytes);
+        let log2 = (n + 1).trailing_zeros();
+        let spare = workspace_bytes(log2, n + 1) + (4 << 30);
+        let over_budget = match budget {
+            Budget::Bytes(max) => {
+                self.gpu.counters.snapshot().vram_used() + (q_bytes + tmp_bytes + spare) as u64
+                    > max
+            }
+            Budget::Auto => false,
+        };
+        if room < spare || over_budget {
+            tracing::info!(
+                "{}: H's shifted bases ({:.1} GB) do not fit; its MSM runs over the bases",
+                self.name,
+                q_bytes as f64 / 1e9
+            );
+            return Ok(HQuery::Plain(bases));
+        }
+        let start = Instant::now();
+        let q = self.gpu.alloc(q_bytes, VramPurpose::Srs)?;
+        let tmp = self.gpu.alloc(tmp_bytes, VramPurpose::Scratch)?;
+        msm::shift_enqueue(&self.gpu, s, (bases.ptr, n), sh, q.ptr, tmp.ptr)?;
+        self.gpu.sync(s)?;
+        tracing::info!(
+            "{}: H's shifted bases (c = {}, {} windows, {:.1} GB) built in {:.2} s",
+            self.name,
+            sh.c,
+            sh.windows,
+            q_bytes as f64 / 1e9,
+            start.elapsed().as_secs_f64()
+        );
+        Ok(HQuery::Shifted(q, sh))
     }
 
     /// The B query in G2 on the device, uploaded on first use.
@@ -365,11 +443,12 @@ impl CudaExecutor {
             }
         };
         let msm_n = counts.iter().fold(n - 1, |m, c| m.max(c.len));
-        // One MSM scratch for H and the three tails, each sized by its terms.
+        // One MSM scratch for H (over its bases or their shifted copies) and the three
+        // tails, each sized by its terms.
         let msm_bytes = counts
             .iter()
             .map(|c| msm::scratch_bytes(c.len, c.terms))
-            .fold(msm::scratch_bytes(n - 1, n - 1), usize::max);
+            .fold(h_scratch_bytes(n - 1), usize::max);
 
         let mut tl = Timeline::start(&compute)?;
         let stage_in =
@@ -502,8 +581,17 @@ impl CudaExecutor {
             ntt::h_pipeline(g, &compute, &tables, pa, pb, pc, scratch).map(|_| 0)
         })?;
         timed(Stage::MsmH, &mut tl, &mut || {
-            let nh = (n - 1, n - 1);
-            msm::enqueue(g, &compute, srs.h.ptr, pc, nh, ws.msm.ptr, res(0)).map(|_| 0)
+            match &srs.h {
+                HQuery::Plain(h) => {
+                    let nh = (n - 1, n - 1);
+                    msm::enqueue(g, &compute, h.ptr, pc, nh, ws.msm.ptr, res(0))
+                }
+                HQuery::Shifted(q, sh) => {
+                    let q = (q.ptr, *sh);
+                    msm::enqueue_shifted(g, &compute, q, pc, n - 1, ws.msm.ptr, res(0))
+                }
+            }
+            .map(|_| 0)
         })?;
         // Each witness MSM: the tail MSM, then the batch sum of its scalar-one bases.
         let mut witness = |stage: Stage, tl: &mut Timeline, bases: u64, i: usize| -> Result<()> {

@@ -30,6 +30,10 @@ pub struct Functions {
     pub g2_sum_parts: CudaFunction,
     pub g2_to_jac: CudaFunction,
     pub g2_reduce: CudaFunction,
+    pub msm_hist_shared: CudaFunction,
+    pub msm_scatter_shared: CudaFunction,
+    pub msm_shift: CudaFunction,
+    pub msm_shift_affine: CudaFunction,
     pub g1_fixed_base: CudaFunction,
     pub g2_fixed_base: CudaFunction,
 }
@@ -83,6 +87,10 @@ impl Gpu {
             g2_sum_parts: get("pt_g2_sum_parts")?,
             g2_to_jac: get("pt_g2_to_jac")?,
             g2_reduce: get("pt_g2_reduce")?,
+            msm_hist_shared: get("pt_msm_hist_shared")?,
+            msm_scatter_shared: get("pt_msm_scatter_shared")?,
+            msm_shift: get("pt_msm_shift")?,
+            msm_shift_affine: get("pt_msm_shift_affine")?,
             g1_fixed_base: get("pt_g1_fixed_base")?,
             g2_fixed_base: get("pt_g2_fixed_base")?,
         };

@@ -14,6 +14,8 @@ const RED_THREADS: u32 = 128;
 const FIX_THREADS: u32 = 32;
 /// One XYZZ point.
 const XYZZ: usize = 192;
+/// One affine point (blst_p1_affine).
+const AFFINE: usize = 96;
 /// One Jacobian point (blst_p1).
 pub const JACOBIAN: usize = 144;
 
@@ -48,9 +50,20 @@ impl Config {
         let n = n.max(1) as u64;
         let terms = (terms as u64).clamp(1, n);
         let c = (log2_ceil(terms.max(2)) as i64 - 4).clamp(5, 22) as u32;
-        let nwin = 255u32.div_ceil(c);
+        Config::with(n, c, 255u32.div_ceil(c), terms)
+    }
+
+    /// The bucket phase of an MSM over shifted bases: one set of buckets over the n·W
+    /// (window, base) entries (`pt_msm_make_config_shifted`).
+    pub fn shifted(n: usize, sh: Shifted) -> Config {
+        let entries = (n.max(1) * sh.windows as usize) as u64;
+        Config::with(entries, sh.c, 1, entries)
+    }
+
+    /// `pt_msm_config_for(n, c, chunk, nwin)` with the chunk for about `work` entries a set.
+    fn with(n: u64, c: u32, nwin: u32, work: u64) -> Config {
         let nb = 1u32 << (c - 1);
-        let per = (nwin as u64 * terms) >> 18;
+        let per = (nwin as u64 * work) >> 18;
         let mut chunk = 32u32;
         while chunk < 2048 && chunk as u64 * 2 <= per {
             chunk *= 2;
@@ -74,6 +87,34 @@ impl Config {
             rgrp,
             nred: nbseg / rgrp,
         }
+    }
+}
+
+/// Precomputed shifted bases (cuda/msm/shifted.cuh): W = ⌈255/c⌉ copies of every base,
+/// 2^(c·w)·P, so all windows share one set of buckets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shifted {
+    pub c: u32,
+    pub windows: u32,
+}
+
+impl Shifted {
+    /// `pt_msm_shifted_c`: the window that minimises n·W additions into buckets plus about
+    /// 1.4·2^c for the running sums.
+    pub fn for_points(n: usize) -> Shifted {
+        let cost = |c: u32| n as f64 * 255u32.div_ceil(c) as f64 + 1.4 * (1u64 << c) as f64;
+        let c = (8..=24u32)
+            .min_by(|a, b| cost(*a).total_cmp(&cost(*b)))
+            .expect("a range of windows");
+        Shifted {
+            c,
+            windows: 255u32.div_ceil(c),
+        }
+    }
+
+    /// Device bytes of the shifted copies of `n` bases (the bases themselves among them).
+    pub fn bytes(&self, n: usize) -> usize {
+        n * self.windows as usize * AFFINE
     }
 }
 
@@ -153,7 +194,89 @@ pub fn enqueue(
     result: u64,
 ) -> Result<()> {
     let k = Config::sized(n, terms);
-    let l = Layout::new(n, &k);
+    launch(gpu, s, (points, None), scalars, n, &k, (scratch, result))
+}
+
+/// Scratch bytes of an MSM of `n` scalars over shifted bases.
+pub fn shifted_scratch_bytes(n: usize, sh: Shifted) -> usize {
+    Layout::new(n * sh.windows as usize, &Config::shifted(n, sh)).total
+}
+
+/// `enqueue` over the shifted copies `q` of `n` bases (`shift_enqueue`).
+pub fn enqueue_shifted(
+    gpu: &Gpu,
+    s: &CudaStream,
+    (q, sh): (u64, Shifted),
+    scalars: u64,
+    n: usize,
+    scratch: u64,
+    result: u64,
+) -> Result<()> {
+    let k = Config::shifted(n, sh);
+    launch(gpu, s, (q, Some(sh)), scalars, n, &k, (scratch, result))
+}
+
+/// Bases shifted a slice at a time: the XYZZ temporaries of one slice.
+const SHIFT_SLICE: usize = 1 << 20;
+
+/// Device bytes `shift_enqueue` needs besides its output.
+pub fn shift_scratch_bytes(n: usize, sh: Shifted) -> usize {
+    n.clamp(1, SHIFT_SLICE) * sh.windows as usize * XYZZ
+}
+
+/// Enqueues the shifted copies of `n` affine bases into `q` (`sh.bytes(n)` bytes): Q[w·n + i]
+/// = 2^(c·w)·P[i]; `tmp` holds `shift_scratch_bytes(n, sh)`.
+pub fn shift_enqueue(
+    gpu: &Gpu,
+    s: &CudaStream,
+    (bases, n): (u64, usize),
+    sh: Shifted,
+    q: u64,
+    tmp: u64,
+) -> Result<()> {
+    use Arg::{Ptr, U32};
+    let f = &gpu.f;
+    for i0 in (0..n).step_by(SHIFT_SLICE) {
+        let cnt = (n - i0).min(SHIFT_SLICE) as u32;
+        let blocks = (cnt.div_ceil(128), 1);
+        let src = bases + (i0 * AFFINE) as u64;
+        let (c, w) = (U32(sh.c), U32(sh.windows));
+        gpu.launch(
+            s,
+            &f.msm_shift,
+            blocks,
+            128,
+            0,
+            &[Ptr(src), U32(cnt), c, w, Ptr(tmp)],
+        )?;
+        let dst = Ptr(q + (i0 * AFFINE) as u64);
+        let args = [Ptr(tmp), U32(cnt), w, U32(n as u32), dst];
+        gpu.launch(s, &f.msm_shift_affine, blocks, 128, 0, &args)?;
+    }
+    Ok(())
+}
+
+/// The launch sequence of cuda/README.md for `n` scalars: over the bases, or with `shifted`
+/// over their shifted copies with every window in one set of buckets.
+fn launch(
+    gpu: &Gpu,
+    s: &CudaStream,
+    (points, shifted): (u64, Option<Shifted>),
+    scalars: u64,
+    n: usize,
+    k: &Config,
+    (scratch, result): (u64, u64),
+) -> Result<()> {
+    // Digit windows, and the entries of the bucket phase (every window's, when shifted).
+    let (windows, entries) = match shifted {
+        Some(sh) => (sh.windows, n * sh.windows as usize),
+        None => (k.nwin, n),
+    };
+    let (hist, scatter) = match shifted {
+        Some(_) => (&gpu.f.msm_hist_shared, &gpu.f.msm_scatter_shared),
+        None => (&gpu.f.msm_hist, &gpu.f.msm_scatter),
+    };
+    let l = Layout::new(entries, k);
     let at = |o: usize| scratch + o as u64;
     let n32 = n as u32;
     let f = &gpu.f;
@@ -170,14 +293,14 @@ pub fn enqueue(
             Ptr(scalars),
             U32(n32),
             U32(k.c),
-            U32(k.nwin),
+            U32(windows),
             Ptr(at(l.keys)),
         ],
     )?;
     gpu.launch(
         s,
-        &f.msm_hist,
-        (blocks, k.nwin),
+        hist,
+        (blocks, windows),
         256,
         0,
         &[Ptr(at(l.keys)), U32(n32), U32(k.nb), Ptr(at(l.counts))],
@@ -192,8 +315,8 @@ pub fn enqueue(
     )?;
     gpu.launch(
         s,
-        &f.msm_scatter,
-        (blocks, k.nwin),
+        scatter,
+        (blocks, windows),
         256,
         0,
         &[
@@ -215,7 +338,7 @@ pub fn enqueue(
             Ptr(at(l.sorted)),
             Ptr(at(l.counts)),
             Ptr(at(l.cursor)),
-            U32(n32),
+            U32(entries as u32),
             U32(k.nb),
             U32(k.nwin),
             U32(k.chunk),
@@ -491,6 +614,23 @@ mod tests {
         // Scratch at 2^24 is about 3.3 GB (README).
         let gb = scratch_bytes(1 << 24, 1 << 24) as f64 / 1e9;
         assert!((3.0..3.6).contains(&gb), "{gb}");
+    }
+
+    #[test]
+    fn shifted_bases_take_the_window_that_minimises_additions() {
+        // As pt_msm_shifted_c: 2^20 → 20, 2^24 → 22, 2^26 → 24 (11 windows, 71 GB of copies).
+        let c = |lg: u32| Shifted::for_points(1usize << lg).c;
+        assert_eq!((c(20), c(24), c(26)), (20, 22, 24));
+        let sh = Shifted::for_points(1 << 26);
+        assert_eq!(sh.windows, 11);
+        assert_eq!(sh.bytes(1 << 26), (11 * 96) << 26);
+        let k = Config::shifted(1 << 26, sh);
+        assert_eq!((k.nwin, k.nb), (1, 1 << 23));
+        assert!(k.nchunk as usize * k.chunk as usize >= 11 << 26);
+        assert!(
+            Shifted::for_points(1).windows <= 32,
+            "the kernel's window limit"
+        );
     }
 
     #[test]
