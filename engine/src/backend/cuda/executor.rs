@@ -269,6 +269,21 @@ impl CudaExecutor {
         Ok(srs)
     }
 
+    /// Zeroes a, b or c past its `len` evaluations to the domain's `n` on the copy stream and
+    /// marks the input ready.
+    fn pad_abc(
+        &self,
+        tl: &mut Timeline,
+        copy: &CudaStream,
+        dst: u64,
+        len: usize,
+        n: usize,
+    ) -> Result<usize> {
+        self.gpu
+            .zero_bytes(copy, dst + (len * FR) as u64, (n - len) * FR)?;
+        tl.mark(copy)
+    }
+
     /// H's shifted copies in place of its bases, when they fit with room left for another
     /// worker's buffers; else H as it is.
     fn shift_h(&self, h: HQuery, p: &Parameters, s: &CudaStream, budget: Budget) -> Result<HQuery> {
@@ -485,10 +500,14 @@ impl CudaExecutor {
             ws.abc.at(2 * n * FR),
             ws.abc.at(3 * n * FR),
         );
-        // Everything the region reads goes up first, on the copy stream.
+        // Everything the region reads goes up on the copy stream: a, b and c first (each
+        // zero-padded to the domain, then marked, so the H pipeline starts on each as it
+        // arrives), then the witness MSMs' scalars while the NTTs and H's MSM run.
         let up0 = tl.mark(&copy)?;
         let mut up_bytes = 0u64;
         let abc_dst = [pa, pb, pc];
+        let abc_len = |i: usize| staged.map_or(input.abc[i].len(), |w| w.layout.abc[i].len);
+        let mut abc_up = [0; 3];
         // Where witness MSM i's scalars and scalar-one positions go.
         let tail_dst =
             |ws: &Workspace, i: usize| (ws.scalars.at(i * msm_n * FR), ws.idx.at(i * msm_n * 4));
@@ -503,7 +522,7 @@ impl CudaExecutor {
                 pieces.push((scalars, w.layout.tails[i], FR));
                 pieces.push((idx, w.layout.ones[i], 4));
             }
-            for (dst, sec, elem) in pieces {
+            for (p, (dst, sec, elem)) in pieces.into_iter().enumerate() {
                 let bytes = sec.bytes(elem);
                 let m0 = tl.mark(&copy)?;
                 self.gpu
@@ -511,12 +530,16 @@ impl CudaExecutor {
                 let m1 = tl.mark(&copy)?;
                 tl.pieces.push((m0, m1, bytes as u64));
                 up_bytes += bytes as u64;
+                if p < 3 {
+                    abc_up[p] = self.pad_abc(&mut tl, &copy, dst, abc_len(p), n)?;
+                }
             }
         } else {
-            for (dst, v) in abc_dst.into_iter().zip(&input.abc) {
+            for (i, (dst, v)) in abc_dst.into_iter().zip(&input.abc).enumerate() {
                 set.staging
                     .upload_timed(&self.gpu, &copy, dst, v, &copy_bytes, &mut tl)?;
                 up_bytes += (v.len() * FR) as u64;
+                abc_up[i] = self.pad_abc(&mut tl, &copy, dst, abc_len(i), n)?;
             }
             for (i, sp) in splits.iter().flatten().enumerate() {
                 let (scalars, idx) = tail_dst(ws, i);
@@ -543,19 +566,12 @@ impl CudaExecutor {
                 up_bytes += (sp.tail.len() * FR + sp.ones.len() * 4) as u64;
             }
         }
-        // The domain's rows past the evaluations are zero.
-        for (i, dst) in abc_dst.into_iter().enumerate() {
-            let len = staged.map_or(input.abc[i].len(), |w| w.layout.abc[i].len);
-            self.gpu
-                .zero_bytes(&copy, dst + (len * FR) as u64, (n - len) * FR)?;
-        }
         let up1 = tl.mark(&copy)?;
         if o.prestage {
             stage_in(set, gate, steps)?;
         }
         let ws = set.ws.as_ref().expect("workspace allocated");
         gate.compute(steps);
-        tl.wait(&compute, up1)?;
 
         let g = &self.gpu;
         let res = |i: usize| ws.results.at(i * msm::JACOBIAN);
@@ -577,8 +593,19 @@ impl CudaExecutor {
                 }
                 Ok(())
             };
+        // The NTTs of each input wait for its upload only (b's and c's arrive while a's and
+        // b's transforms run, so the span holds kernels), the witness MSMs for the rest.
+        let abc_up = abc_up.map(|m| tl.event(m));
+        abc_up[0].wait(&compute)?;
         timed(Stage::NttH, &mut tl, &mut || {
-            ntt::h_pipeline(g, &compute, &tables, pa, pb, pc, scratch).map(|_| 0)
+            let mut ready = |i: usize| {
+                if i > 0 {
+                    abc_up[i].wait(&compute)
+                } else {
+                    Ok(())
+                }
+            };
+            ntt::h_pipeline(g, &compute, &tables, [pa, pb, pc], scratch, &mut ready).map(|_| 0)
         })?;
         timed(Stage::MsmH, &mut tl, &mut || {
             match &srs.h {
@@ -593,6 +620,7 @@ impl CudaExecutor {
             }
             .map(|_| 0)
         })?;
+        tl.wait(&compute, up1)?;
         // Each witness MSM: the tail MSM, then the batch sum of its scalar-one bases.
         let mut witness = |stage: Stage, tl: &mut Timeline, bases: u64, i: usize| -> Result<()> {
             let ((scalars, idx), r) = (tail_dst(ws, i), 1 + 2 * i);

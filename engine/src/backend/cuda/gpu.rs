@@ -295,14 +295,12 @@ impl Timeline {
 
     /// Makes `stream` wait for mark `i`.
     pub fn wait(&self, stream: &CudaStream, i: usize) -> Result<()> {
-        unsafe {
-            result::stream::wait_event(
-                stream.cu_stream(),
-                self.marks[i],
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-        }
-        .map_err(cuda)
+        self.event(i).wait(stream)
+    }
+
+    /// Mark `i`, for a stream to wait on while the timeline is borrowed elsewhere.
+    pub fn event(&self, i: usize) -> Event {
+        Event(self.marks[i])
     }
 
     /// The host time of mark `i`; call after the work it follows has completed.
@@ -317,6 +315,24 @@ impl Drop for Timeline {
         for e in self.marks.drain(..).chain(std::iter::once(self.anchor)) {
             let _ = unsafe { result::event::destroy(e) };
         }
+    }
+}
+
+/// An event of a live `Timeline`.
+#[derive(Clone, Copy)]
+pub struct Event(CUevent);
+
+impl Event {
+    /// Makes `stream` wait for the event.
+    pub fn wait(self, stream: &CudaStream) -> Result<()> {
+        unsafe {
+            result::stream::wait_event(
+                stream.cu_stream(),
+                self.0,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        }
+        .map_err(cuda)
     }
 }
 

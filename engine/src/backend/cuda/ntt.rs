@@ -198,24 +198,26 @@ pub fn coset(
 }
 
 /// The H polynomial from evaluations a, b, c (n each, zero-padded): h lands in c's buffer
-/// (its first n − 1 entries are the H MSM's scalars); a and b are overwritten.
+/// (its first n − 1 entries are the H MSM's scalars); a and b are overwritten. `ready(i)`
+/// runs before input i is first read (to wait for its upload).
 pub fn h_pipeline(
     gpu: &Gpu,
     s: &CudaStream,
     t: &Tables,
-    a: u64,
-    b: u64,
-    c: u64,
+    [a, b, c]: [u64; 3],
     scratch: u64,
+    ready: &mut dyn FnMut(usize) -> Result<()>,
 ) -> Result<()> {
     let to_coset = Extra {
         post: t.g_fwd.ptr,
         ..Extra::default()
     };
-    for v in [a, b] {
+    for (i, v) in [a, b].into_iter().enumerate() {
+        ready(i)?;
         transform(gpu, s, t, v, scratch, true, to_coset)?;
         transform(gpu, s, t, v, scratch, false, Extra::default())?;
     }
+    ready(2)?;
     transform(gpu, s, t, c, scratch, true, to_coset)?;
     transform(
         gpu,

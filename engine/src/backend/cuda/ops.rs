@@ -88,7 +88,14 @@ impl CudaExecutor {
             self.buf(c, VramPurpose::Abc)?,
         );
         let scratch = g.alloc(n * FR, VramPurpose::Abc)?;
-        ntt::h_pipeline(g, &s, &t, da.ptr, db.ptr, dc.ptr, scratch.ptr)?;
+        ntt::h_pipeline(
+            g,
+            &s,
+            &t,
+            [da.ptr, db.ptr, dc.ptr],
+            scratch.ptr,
+            &mut |_| Ok(()),
+        )?;
         let mut h = vec![Scalar::from(0u64); n];
         g.d2h(&s, &mut h, dc.ptr)?;
         g.sync(&s)?;
