@@ -1,5 +1,5 @@
 // Fp2 = Fp[u] / (u^2 + 1), the field of G2's coordinates, in blst's layout (blst_fp2: c0
-// then c1, each a Montgomery Fp). Only what the curve formulas use.
+// then c1, each a Montgomery Fp). Only what the curve formulas and affine conversions use.
 #pragma once
 #include "bls12_381.cuh"
 
@@ -20,4 +20,9 @@ struct fp2_t {
     }
     // (c0 + c1 u)^2 = (c0 + c1)(c0 - c1) + 2 c0 c1 u: 2 Fp multiplications.
     PT_FI fp2_t sqr() const { return {(c0 + c1) * (c0 - c1), (c0 * c1).dbl()}; }
+    // 1 / (c0 + c1 u) = (c0 - c1 u) / (c0^2 + c1^2); zero for zero.
+    PT_FI fp2_t inverse() const {
+        const fp_t t = (c0.sqr() + c1.sqr()).inverse();
+        return {c0 * t, (c1 * t).neg()};
+    }
 };

@@ -348,7 +348,16 @@ static void fixed_base() {
             bad += !h_aff_eq(h_to_aff(got[i]), h_to_aff(h_msm({s[i]}, {g_gen})));
         report("G1 fixed-base products, " + std::to_string(bits) + "-bit windows (0, 1, digits at the carry edges, r-1, 2^254-1, random)",
                bad == 0, std::to_string(bad) + " of " + std::to_string(n) + " wrong");
-        cudaFree(dt); cudaFree(ds); cudaFree(dout);
+        // The same products made affine on the device (one inversion per 16, infinity among them).
+        g1_affine_t* daff = dalloc<g1_affine_t>(n);
+        PT_LAUNCH(pt_g1_to_affine, dim3(1), dim3(PT_FIXED_BASE_THREADS), 0, (const g1_jac_t*)dout, n, daff);
+        std::vector<HAff> aff(n);
+        d2h((g1_affine_t*)aff.data(), daff, n);
+        bad = 0;
+        for (uint32_t i = 0; i < n; i++) bad += !h_aff_eq(aff[i], h_to_aff(got[i]));
+        report("G1 Jacobian to affine on the device, " + std::to_string(bits) + "-bit window products", bad == 0,
+               std::to_string(bad) + " of " + std::to_string(n) + " wrong");
+        cudaFree(dt); cudaFree(ds); cudaFree(dout); cudaFree(daff);
     }
     auto w = load_words(g_opt.vectors + "/g2_fixed.bin");
     const uint32_t bits = w[0], nwin = w[1], n = w[2], entries = nwin << (bits - 1);
@@ -372,7 +381,16 @@ static void fixed_base() {
     for (uint32_t i = 0; i < n; i++) bad += !h2_jac_is(got[i], want[i]);
     report("G2 fixed-base products, 4-bit windows, known answers (0, 1, carry edges, r-1, 2^254-1, random)",
            bad == 0, std::to_string(bad) + " of " + std::to_string(n) + " wrong");
-    cudaFree(dt); cudaFree(ds); cudaFree(dout);
+    g2_affine_t* daff = dalloc<g2_affine_t>(n);
+    PT_LAUNCH(pt_g2_to_affine, dim3(1), dim3(PT_FIXED_BASE_THREADS), 0, (const g2_jac_t*)dout, n, daff);
+    std::vector<HAff2> aff(n);
+    d2h((g2_affine_t*)aff.data(), daff, n);
+    bad = 0;
+    for (uint32_t i = 0; i < n; i++)
+        bad += !(h2_eq(aff[i].x, want[i].x) && h2_eq(aff[i].y, want[i].y));
+    report("G2 Jacobian to affine on the device, known answers", bad == 0,
+           std::to_string(bad) + " of " + std::to_string(n) + " wrong");
+    cudaFree(dt); cudaFree(ds); cudaFree(dout); cudaFree(daff);
 }
 
 static void known_answers() {

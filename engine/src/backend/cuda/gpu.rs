@@ -34,6 +34,8 @@ pub struct Functions {
     pub msm_scatter_shared: CudaFunction,
     pub msm_shift: CudaFunction,
     pub msm_shift_affine: CudaFunction,
+    pub g1_to_affine: CudaFunction,
+    pub g2_to_affine: CudaFunction,
     pub g1_fixed_base: CudaFunction,
     pub g2_fixed_base: CudaFunction,
 }
@@ -91,6 +93,8 @@ impl Gpu {
             msm_scatter_shared: get("pt_msm_scatter_shared")?,
             msm_shift: get("pt_msm_shift")?,
             msm_shift_affine: get("pt_msm_shift_affine")?,
+            g1_to_affine: get("pt_g1_to_affine")?,
+            g2_to_affine: get("pt_g2_to_affine")?,
             g1_fixed_base: get("pt_g1_fixed_base")?,
             g2_fixed_base: get("pt_g2_fixed_base")?,
         };
