@@ -52,20 +52,25 @@ impl<G: TableCurve> FixedBase<G> {
         let bits = if products >= WIDE_FROM { 16 } else { 8 };
         let half = 1usize << (bits - 1);
         let windows = windows(bits);
-        let mut proj = Vec::with_capacity(windows * half);
-        let mut window_base = base;
-        for _ in 0..windows {
-            let mut acc = window_base;
-            for _ in 0..half {
-                proj.push(acc);
-                acc += window_base;
+        // Each window's base is 2^bits times the last one's; the windows' entries are then
+        // independent chains (a sequential 16-bit G2 table took seconds of a large setup).
+        let mut bases = vec![base];
+        for _ in 1..windows {
+            let mut b = *bases.last().expect("one base at least");
+            for _ in 0..bits {
+                b = b.double();
             }
-            // acc is now (half + 1) · window_base; the next window's base is 2^bits of it.
-            window_base = proj[proj.len() - 1].double();
+            bases.push(b);
         }
+        use rayon::prelude::*;
+        let proj: Vec<G> = bases
+            .par_iter()
+            .flat_map_iter(|wb| {
+                std::iter::successors(Some(*wb), move |acc| Some(*acc + wb)).take(half)
+            })
+            .collect();
         let mut table = vec![G::Affine::default(); proj.len()];
         // In parallel pieces: a 16-bit G2 table is half a million points.
-        use rayon::prelude::*;
         table
             .par_chunks_mut(4096)
             .zip(proj.par_chunks(4096))

@@ -159,7 +159,7 @@ pub fn generate_with<R: RngCore + CryptoRng>(
         .map(|p| *p * z_over_delta)
         .collect();
     let nonzero = |v: &[Scalar]| -> Vec<Scalar> {
-        v.iter()
+        v.par_iter()
             .filter(|s| !bool::from(s.is_zero()))
             .copied()
             .collect()
