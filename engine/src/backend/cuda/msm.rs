@@ -705,6 +705,31 @@ mod tests {
     }
 
     #[test]
+    fn config_and_layout_equal_the_kernels_own() {
+        // (n, alv, agw, achunk, anchunk, total) from pt_msm_make_config(n, 0, 0, AUTO) and
+        // pt_msm_scratch_layout in cuda/msm/config.cuh
+        let want: [(usize, u32, u32, u32, u32, usize); 8] = [
+            (64, 2, 51, 8, 4, 53260544),
+            (1000, 4, 43, 8, 12, 58320896),
+            (1024, 5, 43, 8, 8, 58443520),
+            (65539, 4, 20, 8, 1024, 250589440),
+            (1048576, 5, 3, 8, 8192, 927104000),
+            (3000000, 4, 1, 8, 39822, 1485946880),
+            (16777216, 5, 1, 8, 131072, 5158851072),
+            (67108864, 5, 1, 32, 131072, 19006896384),
+        ];
+        for (n, alv, agw, achunk, anchunk, total) in want {
+            let k = Config::new(n);
+            assert_eq!(
+                (k.alv, k.agw, k.achunk, k.anchunk),
+                (alv, agw, achunk, anchunk),
+                "{n}"
+            );
+            assert_eq!(Layout::new(n, &k).total, total, "{n}");
+        }
+    }
+
+    #[test]
     fn affine_buffers_hold_every_group_and_the_scratch_covers_smaller_msms() {
         for affine in [false, true] {
             let mut last = 0;
