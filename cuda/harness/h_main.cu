@@ -1,9 +1,11 @@
 // provetop CUDA harness: checks every product kernel against known answers and the host
 // reference on fresh random inputs, then times them; prints a table last.
 //   pt_harness [--vectors DIR] [--ntt-max K] [--msm-max K] [--reps R] [--quick]
-//              [--only field|ntt|msm] [--msm-c C] [--msm-chunk K]
+//              [--only field|ntt|msm] [--msm-c C] [--msm-chunk K] [--msm-affine 0|1]
+//              [--msm-levels L] [--msm-shifted 0|1] [--help]
 #include "gpu.h"
 #include "harness.h"
+#include "../msm/config.cuh"
 #include <stdarg.h>
 
 #ifdef PT_EMU
@@ -63,6 +65,20 @@ int main(int argc, char** argv) {
         else if (a == "--profile-msm") g_opt.profile_msm = atoi(next().c_str());
         else if (a == "--profile-ntt") g_opt.profile_ntt = atoi(next().c_str());
         else if (a == "--msm-large") g_opt.msm_large = atoi(next().c_str());
+        else if (a == "--msm-affine") g_opt.msm_affine = atoi(next().c_str());
+        else if (a == "--msm-levels") g_opt.msm_levels = atoi(next().c_str());
+        else if (a == "--msm-shifted") g_opt.msm_shifted = atoi(next().c_str());
+        else if (a == "--help" || a == "-h") {
+            printf("pt_harness [--vectors DIR] [--only field|ntt|msm] [--quick] [--reps R]\n"
+                   "           [--ntt-max K] [--msm-max K] [--msm-large K] [--profile-msm K] [--profile-ntt K]\n"
+                   "           [--msm-c C] [--msm-chunk K] [--msm-affine 0|1] [--msm-levels L] [--msm-shifted 0|1]\n"
+                   "  --msm-affine 0|1   MSM checks, timings and profiles run only the XYZZ (0) or the\n"
+                   "                     batch-affine (1) bucket accumulation; default both\n"
+                   "  --msm-levels L     batch-affine levels (1..%d; default floor(log2(N / 2^(c-1))))\n"
+                   "  --msm-shifted 0    leave out the runs over shifted bases (default: checked and timed too)\n",
+                   PT_MSM_AFF_MAXLV);
+            return 0;
+        }
         else { fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
     }
     const uint64_t seed = std::random_device{}() ^ ((uint64_t)std::random_device{}() << 32);

@@ -72,15 +72,18 @@ struct Msm {
     bool shifted = false;
     uint32_t W = 0;
     g1_affine_t* Q = nullptr;
-    void init(uint32_t n_, bool shifted_ = false) {
+    // levels: 0 = XYZZ accumulation, PT_MSM_AFF_AUTO = the default batch-affine levels. Over
+    // shifted bases the accumulation is XYZZ: the affine levels of one window of n * W
+    // entries would take tens of GB at 2^26.
+    void init(uint32_t n_, uint32_t levels, bool shifted_ = false) {
         n = n_;
         shifted = shifted_;
         if (shifted) {
-            k = pt_msm_make_config_shifted(n, g_opt.msm_c, g_opt.msm_chunk);
+            k = pt_msm_make_config_shifted(n, g_opt.msm_c, g_opt.msm_chunk, 0);
             W = pt_msm_shifted_windows(k.c);
             lay = pt_msm_scratch_layout(n * W, k);
         } else {
-            k = pt_msm_make_config(n, g_opt.msm_c, g_opt.msm_chunk);
+            k = pt_msm_make_config(n, g_opt.msm_c, g_opt.msm_chunk, levels);
             W = k.nwin;
             lay = pt_msm_scratch_layout(n, k);
         }
@@ -100,6 +103,10 @@ struct Msm {
         cudaFree(tmp);
     }
     void release() { cudaFree(scratch); cudaFree(result); if (Q) cudaFree(Q); }
+    std::string path() const {
+        const std::string acc = k.alv ? "batch-affine, " + std::to_string(k.alv) + " levels" : std::string("XYZZ");
+        return shifted ? "shifted bases, " + acc : acc;
+    }
     template <class T> T* at(size_t off) { return (T*)(scratch + off); }
     // The host sequence of one MSM (cuda/README.md). times: per-phase ms when non-null.
     void run(const g1_affine_t* pts, const fr_t* sc, std::vector<double>* times = nullptr) {
@@ -127,14 +134,19 @@ struct Msm {
         if (shifted) PT_LAUNCH(pt_msm_scatter_shared, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
         else PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
         mark(false);
-        PT_LAUNCH(pt_msm_chunks, dim3((k.nwin * k.nchunk + PT_MSM_ACC_THREADS - 1) / PT_MSM_ACC_THREADS),
-                  dim3(PT_MSM_ACC_THREADS), 0, points, (const uint32_t*)sorted, (const uint32_t*)counts,
-                  (const uint32_t*)cursor, entries, k.nb, k.nwin, k.chunk, k.nchunk, bsum, head, tail, edge);
-        mark(false);
-        PT_LAUNCH(pt_msm_fixup, dim3((k.nwin * k.nchunk + PT_MSM_FIX_THREADS - 1) / PT_MSM_FIX_THREADS),
-                  dim3(PT_MSM_FIX_THREADS), 0, (const uint32_t*)cursor, (const uint32_t*)edge, k.nb, k.nwin, k.chunk,
-                  k.nchunk, (const g1_xyzz_t*)head, (const g1_xyzz_t*)tail, bsum);
-        mark(false);
+        if (k.alv) {
+            affine(pts, times);
+            tm.start();
+        } else {
+            PT_LAUNCH(pt_msm_chunks, dim3((k.nwin * k.nchunk + PT_MSM_ACC_THREADS - 1) / PT_MSM_ACC_THREADS),
+                      dim3(PT_MSM_ACC_THREADS), 0, points, (const uint32_t*)sorted, (const uint32_t*)counts,
+                      (const uint32_t*)cursor, entries, k.nb, k.nwin, k.chunk, k.nchunk, bsum, head, tail, edge);
+            mark(false);
+            PT_LAUNCH(pt_msm_fixup, dim3((k.nwin * k.nchunk + PT_MSM_FIX_THREADS - 1) / PT_MSM_FIX_THREADS),
+                      dim3(PT_MSM_FIX_THREADS), 0, (const uint32_t*)cursor, (const uint32_t*)edge, k.nb, k.nwin,
+                      k.chunk, k.nchunk, (const g1_xyzz_t*)head, (const g1_xyzz_t*)tail, bsum);
+            mark(false);
+        }
         PT_LAUNCH(pt_msm_bucket_reduce, dim3((k.nwin * k.nbseg + PT_MSM_RED_THREADS - 1) / PT_MSM_RED_THREADS),
                   dim3(PT_MSM_RED_THREADS), 0, (const g1_xyzz_t*)bsum, (const uint32_t*)counts, k.nb, k.nwin, k.bseg, segs);
         mark(false);
@@ -144,6 +156,57 @@ struct Msm {
         PT_LAUNCH(pt_msm_final, dim3(1), dim3(1), 0, (const g1_xyzz_t*)wins, k.nwin, k.c, result);
         mark(false);
     }
+    // Batch-affine accumulation, a group of agw windows at a time (cuda/README.md); with
+    // times: pushes the levels' and the final XYZZ pass's ms (summed over the groups).
+    void affine(const g1_affine_t* pts, std::vector<double>* times) {
+        const uint32_t *sorted = at<uint32_t>(lay.sorted), *counts = at<uint32_t>(lay.counts),
+                       *cursor = at<uint32_t>(lay.cursor);
+        uint32_t* aend = at<uint32_t>(lay.aend);
+        g1_affine_t* buf[2] = {at<g1_affine_t>(lay.abuf), at<g1_affine_t>(lay.bbuf)};
+        const uint32_t str[2] = {k.astr_a, k.astr_b};
+        fp_t *pre = at<fp_t>(lay.pre), *tp = at<fp_t>(lay.tp), *bp = at<fp_t>(lay.bp);
+        g1_xyzz_t *ahead = at<g1_xyzz_t>(lay.ahead), *atail = at<g1_xyzz_t>(lay.atail),
+                  *bsum = at<g1_xyzz_t>(lay.bsum);
+        uint32_t* aedge = at<uint32_t>(lay.aedge);
+        const uint32_t per_blk = PT_MSM_AFF_K * PT_MSM_AFF_THREADS, nb = k.nb;
+        double t_lv = 0, t_fin = 0;
+        GpuTimer tm;
+        for (uint32_t w0 = 0; w0 < k.nwin; w0 += k.agw) {
+            const uint32_t gw = std::min(k.agw, k.nwin - w0);
+            if (times) tm.start();
+            PT_LAUNCH(pt_msm_aff_plan, dim3(gw), dim3(PT_MSM_PLAN_THREADS), 0, counts + (size_t)w0 * nb, nb, gw,
+                      k.alv, aend);
+            for (uint32_t l = 0; l < k.alv; l++) {
+                const uint32_t blocks = (pt_msm_aff_omax(n, nb, l) + per_blk - 1) / per_blk;
+                const g1_affine_t* in = l ? buf[(l - 1) & 1] : nullptr;
+                const uint32_t istr = l ? str[(l - 1) & 1] : 0;
+                PT_LAUNCH(pt_msm_aff_fwd, dim3(blocks, gw), dim3(PT_MSM_AFF_THREADS), 0, pts,
+                          sorted + (size_t)w0 * n, counts + (size_t)w0 * nb, cursor + (size_t)w0 * nb,
+                          (const uint32_t*)aend, in, istr, n, nb, gw, l, pre, k.astr_a, tp,
+                          blocks * PT_MSM_AFF_THREADS, bp, blocks);
+                PT_LAUNCH(pt_msm_aff_inv, dim3((blocks * gw + 127) / 128), dim3(128), 0, bp, blocks * gw);
+                PT_LAUNCH(pt_msm_aff_bwd, dim3(blocks, gw), dim3(PT_MSM_AFF_THREADS), 0, pts,
+                          sorted + (size_t)w0 * n, counts + (size_t)w0 * nb, cursor + (size_t)w0 * nb,
+                          (const uint32_t*)aend, in, istr, n, nb, gw, l, (const fp_t*)pre, k.astr_a,
+                          (const fp_t*)tp, blocks * PT_MSM_AFF_THREADS, (const fp_t*)bp, blocks, buf[l & 1],
+                          str[l & 1]);
+            }
+            if (times) { t_lv += tm.stop(); tm.start(); }
+            const uint32_t last = (k.alv - 1) & 1;
+            const uint32_t* fend = aend + (size_t)(k.alv - 1) * gw * nb;
+            PT_LAUNCH(pt_msm_chunks_direct, dim3((gw * k.anchunk + PT_MSM_ACC_THREADS - 1) / PT_MSM_ACC_THREADS),
+                      dim3(PT_MSM_ACC_THREADS), 0, (const g1_affine_t*)buf[last], counts + (size_t)w0 * nb, fend,
+                      str[last], nb, gw, k.achunk, k.anchunk, bsum + (size_t)w0 * nb, ahead, atail, aedge, k.alv);
+            PT_LAUNCH(pt_msm_fixup, dim3((gw * k.anchunk + PT_MSM_FIX_THREADS - 1) / PT_MSM_FIX_THREADS),
+                      dim3(PT_MSM_FIX_THREADS), 0, fend, (const uint32_t*)aedge, nb, gw, k.achunk, k.anchunk,
+                      (const g1_xyzz_t*)ahead, (const g1_xyzz_t*)atail, bsum + (size_t)w0 * nb);
+            if (times) t_fin += tm.stop();
+        }
+        if (times) {
+            times->push_back(t_lv);
+            times->push_back(t_fin);
+        }
+    }
     HAff fetch() {
         HJac j;
         d2h((g1_jac_t*)&j, result, 1);
@@ -152,6 +215,26 @@ struct Msm {
 };
 
 static HAff g_gen;
+
+// The accumulation paths the MSM checks and timings run: XYZZ (levels 0) and batch-affine
+// (--msm-levels, or the default levels), as --msm-affine selects (both unless 0 or 1).
+static std::vector<uint32_t> msm_paths() {
+    const uint32_t aff = g_opt.msm_levels > 0 ? (uint32_t)g_opt.msm_levels : PT_MSM_AFF_AUTO;
+    if (g_opt.msm_affine == 0) return {0};
+    if (g_opt.msm_affine == 1) return {aff};
+    return {0, aff};
+}
+
+// (levels, shifted) of every run: the given levels, or msm_paths() and then shifted bases
+// (--msm-shifted 0 leaves them out).
+static std::vector<std::pair<uint32_t, bool>> msm_runs(std::vector<uint32_t> levels) {
+    const bool defaults = levels.empty();
+    if (defaults) levels = msm_paths();
+    std::vector<std::pair<uint32_t, bool>> runs;
+    for (uint32_t lv : levels) runs.push_back({lv, false});
+    if (defaults && g_opt.msm_shifted) runs.push_back({0, true});
+    return runs;
+}
 
 static Fr fr_canon_random() { return H.fr.random(g_rng); }
 
@@ -206,27 +289,29 @@ static fr_t* upload_scalars(const std::vector<Fr>& canon) {
     return d;
 }
 
-// Both bucket layouts: per-window buckets, and shifted bases with one set of buckets.
-static bool check_small(const std::string& name, const std::vector<HAff>& pts, const std::vector<Fr>& s) {
+// Checks the MSM of (pts, s) against the host on every path (levels: msm_paths(), or these;
+// with the default paths also over shifted bases).
+static bool check_small(const std::string& name, const std::vector<HAff>& pts, const std::vector<Fr>& s,
+                        std::vector<uint32_t> levels = {}) {
     const uint32_t n = pts.size();
     g1_affine_t* dp = dalloc<g1_affine_t>(n);
     h2d(dp, (const g1_affine_t*)pts.data(), n);
     fr_t* ds = upload_scalars(s);
     const HAff want = h_to_aff(h_msm(s, pts));
-    bool ok = true;
-    for (bool shifted : {false, true}) {
+    bool all = true;
+    for (auto [lv, shifted] : msm_runs(levels)) {
         Msm m;
-        m.init(n, shifted);
+        m.init(n, lv, shifted);
         if (shifted) m.shift(dp);
         CK(cudaMemset(m.result, 0xff, sizeof(g1_jac_t)));
         m.run(dp, ds);
-        const bool one = h_aff_eq(m.fetch(), want);
-        report(name + (shifted ? " (shifted bases)" : ""), one, "c=" + std::to_string(m.k.c));
+        const bool ok = h_aff_eq(m.fetch(), want);
+        report(name + " [" + m.path() + "]", ok, "c=" + std::to_string(m.k.c));
+        all &= ok;
         m.release();
-        ok &= one;
     }
     cudaFree(dp); cudaFree(ds);
-    return ok;
+    return all;
 }
 
 // G2 sums of affine points (B in G2's scalar-one bases): pt_g2_sum_parts then pt_g2_to_jac,
@@ -406,12 +491,18 @@ static void known_answers() {
     h2d(dp, (const g1_affine_t*)pts.data(), n);
     fr_t* ds = dalloc<fr_t>(n);
     h2d((Fr*)ds, sm.data(), n);
-    Msm m;
-    m.init(n);
-    m.run(dp, ds);
-    report("MSM 64 known answer (zero, one, r-1, (r-1)/2 scalars, an infinity base)", h_aff_eq(m.fetch(), want), "");
-    m.release();
+    std::vector<uint32_t> lvs = msm_paths();
+    if (g_opt.msm_affine != 0) lvs.push_back(1);  // one affine level, then XYZZ
+    for (uint32_t lv : lvs) {
+        Msm m;
+        m.init(n, lv);
+        m.run(dp, ds);
+        report("MSM 64 known answer (zero, one, r-1, (r-1)/2 scalars, an infinity base) [" + m.path() + "]",
+               h_aff_eq(m.fetch(), want), "");
+        m.release();
+    }
     cudaFree(dp); cudaFree(ds);
+    Msm m;
 
     // k*G for the 32 vectors in g1_mul.bin, each as an MSM of one term
     auto g = load_words(g_opt.vectors + "/g1_mul.bin");
@@ -420,7 +511,7 @@ static void known_answers() {
     dp = dalloc<g1_affine_t>(1);
     ds = dalloc<fr_t>(1);
     h2d(dp, (const g1_affine_t*)&g_gen, 1);
-    m.init(1);
+    m.init(1, 0);
     for (int i = 0; i < cnt; i++) {
         Fr k;
         memcpy(k.l, g.data() + 24 + i * 32, 32);
@@ -492,6 +583,57 @@ static void edge_cases(uint32_t n) {
     cudaFree(dp); cudaFree(parts); cudaFree(res);
 }
 
+// Inputs that force every special case of the batch-affine additions (equal points: doubling;
+// P and -P, through the points or the digit signs: infinity; infinity inputs; one huge bucket),
+// on both paths, and the pattern mix at several level counts.
+static void special_cases(uint32_t n) {
+    Bases b;
+    b.make(64);
+    const auto pool = b.host_all();
+    b.release();
+    HAff inf;
+    memset(&inf, 0, sizeof inf);
+    auto neg = [](HAff a) {
+        if (!h_inf(a)) a.y = H.fp.sub(H.fp.zero(), a.y);
+        return a;
+    };
+    auto small = [](uint64_t v) {
+        Fr f = H.fr.zero();
+        f.l[0] = v;
+        return f;
+    };
+    auto minus = [&](uint64_t v) { return H.fr.sub(H.fr.zero(), small(v)); };  // r - v
+    const HAff P = pool[0], Q = pool[1], R = pool[2];
+    const HAff P2 = h_to_aff(h_dbl(h_from_aff(P)));
+    const std::string sz = "MSM 2^" + std::to_string(pt_log2_ceil(n)) + " ";
+    std::vector<HAff> pts(n);
+    std::vector<Fr> s(n);
+
+    for (uint32_t i = 0; i < n; i++) { pts[i] = P; s[i] = small(1); }
+    check_small(sz + "all bases P, scalars 1 (every pair of every level doubles)", pts, s);
+    for (uint32_t i = 0; i < n; i++) s[i] = i & 1 ? minus(1) : small(1);
+    check_small(sz + "all bases P, scalars 1 and r-1 alternating (P + -P by the digit sign)", pts, s);
+    for (uint32_t i = 0; i < n; i++) { pts[i] = i & 1 ? neg(P) : P; s[i] = small(1); }
+    check_small(sz + "bases P and -P alternating, scalars 1 (sums to infinity)", pts, s);
+    for (uint32_t i = 0; i < n; i++) { pts[i] = inf; s[i] = fr_canon_random(); }
+    check_small(sz + "all bases infinity", pts, s);
+    std::mt19937_64 g(g_rng());
+    const HAff mix[9] = {P, P, Q, neg(Q), inf, P2, neg(P), R, inf};
+    for (uint32_t i = 0; i < n; i++) {
+        pts[i] = mix[(i + i / 9) % 9];
+        const uint64_t v = 1 + g() % 4;
+        s[i] = g() & 1 ? small(v) : minus(v);
+    }
+    check_small(sz + "bases from {P, -P, 2P, Q, -Q, R, infinity}, scalars +-1..4 (collisions at every level)", pts, s,
+                g_opt.msm_affine == 0 ? std::vector<uint32_t>{0} : std::vector<uint32_t>{0, PT_MSM_AFF_AUTO, 1, 2, 3, 8});
+    for (uint32_t i = 0; i < n; i++) {
+        const uint64_t r = g() % 6;
+        pts[i] = r < 2 ? P : r < 3 ? neg(P) : r < 4 ? Q : r < 5 ? P2 : inf;
+        s[i] = fr_canon_random();
+    }
+    check_small(sz + "bases from {P, -P, 2P, Q, infinity}, random scalars", pts, s);
+}
+
 // Large random MSM, checked through the base structure P_i = A[i mod 2^12] + C[i >> 12]:
 // sum s_i P_i = sum_a (sum_{i = a mod 2^12} s_i) A_a + sum_c (sum_{i >> 12 = c} s_i) C_c.
 static void large(uint32_t lg, bool time_it, const char* target) {
@@ -519,18 +661,17 @@ static void large(uint32_t lg, bool time_it, const char* target) {
             for (size_t i = c * na; i < std::min<size_t>(n, (c + 1) * na); i++) sc[c] = H.fr.add(sc[c], s[i]);
     });
     const HAff want = h_to_aff(h_add(h_msm(sa, b.A), h_msm(sc, b.C)));
-    for (bool shifted : {false, true}) {
-        const std::string name = "MSM 2^" + std::to_string(lg) + (shifted ? " (shifted bases)" : "");
+    for (auto [lv, shifted] : msm_runs({})) {
         Msm m;
-        m.init(n, shifted);
+        m.init(n, lv, shifted);
         GpuTimer ts;
         ts.start();
         if (shifted) m.shift(b.d);
         const double shift_ms = ts.stop();
         CK(cudaMemset(m.result, 0xff, sizeof(g1_jac_t)));
         m.run(b.d, ds);
-        report(name + " random (structured bases) vs host", h_aff_eq(m.fetch(), want),
-               "c=" + std::to_string(m.k.c) + " windows=" + std::to_string(m.W));
+        report("MSM 2^" + std::to_string(lg) + " random (structured bases) vs host [" + m.path() + "]",
+               h_aff_eq(m.fetch(), want), "c=" + std::to_string(m.k.c) + " windows=" + std::to_string(m.W));
         if (time_it) {
             std::vector<double> t;
             for (int r = 0; r < g_opt.reps; r++) {
@@ -542,12 +683,19 @@ static void large(uint32_t lg, bool time_it, const char* target) {
             std::vector<double> parts;
             m.run(b.d, ds, &parts);
             char buf[320];
-            snprintf(buf, sizeof buf,
-                     "c=%u chunk=%u; digits+hist %.2f, scan+scatter %.2f, buckets %.2f, fixup %.2f, bucket sums %.2f, "
-                     "window sums %.2f, final %.2f ms; shifted bases built in %.0f ms",
-                     m.k.c, m.k.chunk, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6],
-                     shifted ? shift_ms : 0.0);
-            timing(name, median(t), target, buf);
+            if (m.k.alv)
+                snprintf(buf, sizeof buf,
+                         "c=%u levels=%u windows/group=%u final chunk=%u; digits+hist %.2f, scan+scatter %.2f, "
+                         "affine levels %.2f, final XYZZ pass %.2f, bucket sums %.2f, window sums %.2f, final %.2f ms",
+                         m.k.c, m.k.alv, m.k.agw, m.k.achunk, parts[0], parts[1], parts[2], parts[3], parts[4],
+                         parts[5], parts[6]);
+            else
+                snprintf(buf, sizeof buf,
+                         "c=%u chunk=%u; digits+hist %.2f, scan+scatter %.2f, buckets %.2f, fixup %.2f, bucket sums "
+                         "%.2f, window sums %.2f, final %.2f ms; shifted bases built in %.0f ms",
+                         m.k.c, m.k.chunk, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6],
+                         shift_ms);
+            timing("MSM 2^" + std::to_string(lg) + " [" + m.path() + "]", median(t), target, buf);
         }
         m.release();
     }
@@ -565,10 +713,12 @@ void run_msm_tests() {
     }
     if (g_opt.quick) {
         edge_cases(1u << 10);
+        special_cases(1u << 10);
         large(13, false, "");
         return;
     }
     edge_cases(1u << 12);
+    special_cases(1u << 12);
     large(16, false, "");
     for (uint32_t lg : {20u, 22u, 24u, 26u}) {
         if ((int)lg > g_opt.msm_max_log) continue;
@@ -585,12 +735,14 @@ void profile_msm(int lg) {
     std::vector<Fr> s(n);
     for (auto& v : s) v = fr_canon_random();
     fr_t* ds = upload_scalars(s);
-    Msm m;
-    m.init(n);
-    m.run(b.d, ds);
-    dsync();
-    printf("profiled MSM 2^%d (c=%u)\n", lg, m.k.c);
-    m.release();
+    for (uint32_t lv : msm_paths()) {
+        Msm m;
+        m.init(n, lv);
+        m.run(b.d, ds);
+        dsync();
+        printf("profiled MSM 2^%d (c=%u, %s)\n", lg, m.k.c, m.path().c_str());
+        m.release();
+    }
     cudaFree(ds);
     b.release();
 }

@@ -18,6 +18,9 @@ struct Opts {
     int profile_msm = 0;  // run one MSM of 2^k (for a profiler), no checks
     int msm_large = 0;    // only the checked + timed random MSM of 2^k
     int profile_ntt = 0;  // run one forward NTT of 2^k
+    int msm_affine = -1;  // MSM accumulation: 0 XYZZ, 1 batch-affine, -1 both
+    int msm_levels = 0;   // batch-affine levels (0: the default for the size)
+    int msm_shifted = 1;  // also run the MSM checks and timings over shifted bases
 };
 extern Opts g_opt;
 extern std::mt19937_64 g_rng;

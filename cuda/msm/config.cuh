@@ -8,6 +8,14 @@
 #define PT_MSM_ACC_THREADS 128
 #define PT_MSM_RED_THREADS 128
 
+// Batch-affine accumulation (cuda/msm/batch_affine.cuh).
+#define PT_MSM_AFF_THREADS 128          // threads per block of pt_msm_aff_fwd / _bwd
+#define PT_MSM_AFF_K 8                  // outputs per thread: one inversion per 1024 outputs
+#define PT_MSM_AFF_MAXLV 8              // most pairwise levels
+#define PT_MSM_AFF_AUTO 0xffffffffu     // levels argument: choose from n / nb
+#define PT_MSM_AFF_GROUP (1u << 21)     // level-0 outputs held at once (windows per group)
+#define PT_MSM_AFF_FINAL (1u << 17)     // most XYZZ threads of one group's final pass
+
 struct pt_msm_config {
     uint32_t c;      // window bits
     uint32_t nwin;   // windows = ceil(255 / c)
@@ -18,7 +26,23 @@ struct pt_msm_config {
     uint32_t nbseg;  // bucket-reduction threads per window = nb / bseg
     uint32_t rgrp;   // first-stage reduction group = min(256, nbseg)
     uint32_t nred;   // first-stage groups per window = nbseg / rgrp
+    // batch-affine accumulation (alv = 0: XYZZ accumulation only)
+    uint32_t alv;     // pairwise affine levels: bucket of s points -> ceil(s / 2^alv) points
+    uint32_t astr_a;  // level-0 outputs per window, at most: n/2 + min(n, nb) (buffer A stride)
+    uint32_t astr_b;  // level-1 outputs per window, at most: n/4 + min(n, nb) (buffer B stride)
+    uint32_t fstr;    // outputs of the last level per window, at most: n/2^alv + min(n, nb)
+    uint32_t aent;    // entries of buffer A (and of pre): max(astr_a, min(GROUP, nwin * astr_a))
+    uint32_t aentb;   // entries of buffer B: max(astr_b, min(GROUP, nwin * astr_b))
+    uint32_t agw;     // windows per group = clamp(aent / astr_a, 1, nwin)
+    uint32_t ablk;    // level-0 blocks per window = ceil(astr_a / (K * THREADS))
+    uint32_t achunk;  // final-pass entries per thread: power of two >= 8, agw * anchunk <= FINAL
+    uint32_t anchunk; // final-pass threads per window = ceil(fstr / achunk)
 };
+
+// Most outputs of affine level l in one window: sum_b ceil(s_b / 2^(l+1)) over sum_b s_b <= n.
+PT_HD uint32_t pt_msm_aff_omax(uint32_t n, uint32_t nb, uint32_t l) {
+    return (n >> (l + 1)) + (n < nb ? n : nb);
+}
 
 PT_HD uint32_t pt_log2_ceil(uint32_t n) {
     uint32_t l = 0;
@@ -27,8 +51,11 @@ PT_HD uint32_t pt_log2_ceil(uint32_t n) {
 }
 
 // The configuration of nwin bucket sets of 2^(c-1) buckets over n entries each; chunk = 0 the
-// default chunk (about 2^18 accumulation threads in all, 32..2048 entries each).
-PT_HD pt_msm_config pt_msm_config_for(uint32_t n, uint32_t c, uint32_t chunk, uint32_t nwin) {
+// default chunk (about 2^18 accumulation threads in all, 32..2048 entries each); levels =
+// PT_MSM_AFF_AUTO the default batch-affine levels (floor(log2(n / nb)), at most MAXLV), 0 XYZZ
+// accumulation only.
+PT_HD pt_msm_config pt_msm_config_for(uint32_t n, uint32_t c, uint32_t chunk, uint32_t nwin,
+                                      uint32_t levels) {
     pt_msm_config k;
     if (n < 1) n = 1;
     k.c = c;
@@ -47,18 +74,42 @@ PT_HD pt_msm_config pt_msm_config_for(uint32_t n, uint32_t c, uint32_t chunk, ui
     k.nbseg = k.nb / k.bseg;
     k.rgrp = k.nbseg < 256 ? k.nbseg : 256;
     k.nred = k.nbseg / k.rgrp;
+    if (levels == PT_MSM_AFF_AUTO) {
+        levels = 0;
+        while (levels < PT_MSM_AFF_MAXLV && ((uint64_t)k.nb << (levels + 1)) <= n) levels++;
+    }
+    if (levels > PT_MSM_AFF_MAXLV) levels = PT_MSM_AFF_MAXLV;
+    k.alv = levels;
+    k.astr_a = k.astr_b = k.fstr = k.aent = k.aentb = k.agw = k.ablk = k.achunk = k.anchunk = 0;
+    if (levels) {
+        k.astr_a = pt_msm_aff_omax(n, k.nb, 0);
+        k.astr_b = pt_msm_aff_omax(n, k.nb, 1);
+        k.fstr = pt_msm_aff_omax(n, k.nb, levels - 1);
+        const uint64_t ga = (uint64_t)k.nwin * k.astr_a, gb = (uint64_t)k.nwin * k.astr_b;
+        k.aent = (uint32_t)(ga < PT_MSM_AFF_GROUP ? ga : PT_MSM_AFF_GROUP);
+        if (k.aent < k.astr_a) k.aent = k.astr_a;
+        k.aentb = (uint32_t)(gb < PT_MSM_AFF_GROUP ? gb : PT_MSM_AFF_GROUP);
+        if (k.aentb < k.astr_b) k.aentb = k.astr_b;
+        k.agw = k.aent / k.astr_a;
+        if (k.agw > k.nwin) k.agw = k.nwin;
+        const uint32_t per_blk = PT_MSM_AFF_K * PT_MSM_AFF_THREADS;
+        k.ablk = (k.astr_a + per_blk - 1) / per_blk;
+        k.achunk = 8;
+        while ((uint64_t)k.agw * ((k.fstr + k.achunk - 1) / k.achunk) > PT_MSM_AFF_FINAL) k.achunk *= 2;
+        k.anchunk = (k.fstr + k.achunk - 1) / k.achunk;
+    }
     return k;
 }
 
-// c = 0 picks the default window; chunk = 0 the default chunk.
-PT_HD pt_msm_config pt_msm_make_config(uint32_t n, uint32_t c, uint32_t chunk) {
+// c = 0 picks the default window; chunk, levels as pt_msm_config_for.
+PT_HD pt_msm_config pt_msm_make_config(uint32_t n, uint32_t c, uint32_t chunk, uint32_t levels) {
     if (n < 1) n = 1;
     if (c == 0) {
         const int lg = (int)pt_log2_ceil(n < 2 ? 2 : n);
         const int cc = lg - 4;
         c = (uint32_t)(cc < 5 ? 5 : cc > 22 ? 22 : cc);
     }
-    return pt_msm_config_for(n, c, chunk, (255 + c - 1) / c);
+    return pt_msm_config_for(n, c, chunk, (255 + c - 1) / c, levels);
 }
 
 // Shifted bases (msm/shifted.cuh): W = ceil(255 / c) copies of every base, 2^(c w) P, and
@@ -76,15 +127,26 @@ PT_HD uint32_t pt_msm_shifted_c(uint32_t n) {
 PT_HD uint32_t pt_msm_shifted_windows(uint32_t c) { return (255 + c - 1) / c; }
 
 // The bucket phase of a shifted MSM: one set over the n * W (window, base) entries.
-PT_HD pt_msm_config pt_msm_make_config_shifted(uint32_t n, uint32_t c, uint32_t chunk) {
+PT_HD pt_msm_config pt_msm_make_config_shifted(uint32_t n, uint32_t c, uint32_t chunk,
+                                               uint32_t levels) {
     if (c == 0) c = pt_msm_shifted_c(n);
     if (c < 8) c = 8;  // W <= PT_MSM_SHIFT_MAX_WINDOWS
-    return pt_msm_config_for(n * pt_msm_shifted_windows(c), c, chunk, 1);
+    return pt_msm_config_for(n * pt_msm_shifted_windows(c), c, chunk, 1, levels);
 }
 
 // Scratch layout: byte offsets of each array inside one device allocation (256-aligned).
 struct pt_msm_scratch {
-    size_t keys, sorted, counts, cursor, edge, bsum, head, tail, segs, red, wins, total;
+    size_t keys, sorted, counts, cursor, edge, bsum, head, tail, segs, red, wins;
+    // batch-affine (empty when alv = 0); every size grows with n at the default window, so
+    // the scratch of n points serves any smaller MSM:
+    //   aend  4 * alv * max(agw * nb, aent / 8)   ends of every level's buckets (one group)
+    //   abuf  96 * aent, bbuf 96 * aentb (alv >= 2)  affine levels, ping-pong
+    //   pre   48 * aent                          prefix products of the denominators
+    //   tp    48 * (aent / K + 256 * THREADS)    per-thread products
+    //   bp    48 * (aent / (K * THREADS) + 256)  per-block products, then their inverses
+    //   ahead, atail 192 * FINAL, aedge 4 * FINAL  the final XYZZ pass's chunk edges
+    size_t aend, abuf, bbuf, pre, tp, bp, ahead, atail, aedge;
+    size_t total;
 };
 PT_HD size_t pt_align256(size_t x) { return (x + 255) & ~(size_t)255; }
 PT_HD pt_msm_scratch pt_msm_scratch_layout(uint32_t n, const pt_msm_config& k) {
@@ -102,6 +164,18 @@ PT_HD pt_msm_scratch pt_msm_scratch_layout(uint32_t n, const pt_msm_config& k) {
     s.segs = o;   o = pt_align256(o + (size_t)k.nwin * k.nbseg * P);
     s.red = o;    o = pt_align256(o + (size_t)k.nwin * k.nred * P);
     s.wins = o;   o = pt_align256(o + (size_t)k.nwin * P);
+    const bool aff = k.alv != 0;
+    size_t ends = (size_t)k.agw * k.nb, e8 = k.aent / 8;
+    if (ends < e8) ends = e8;
+    s.aend = o;   o = pt_align256(o + (aff ? 4 * (size_t)k.alv * ends : 0));
+    s.abuf = o;   o = pt_align256(o + (aff ? 96 * (size_t)k.aent : 0));
+    s.bbuf = o;   o = pt_align256(o + (k.alv >= 2 ? 96 * (size_t)k.aentb : 0));
+    s.pre = o;    o = pt_align256(o + (aff ? 48 * (size_t)k.aent : 0));
+    s.tp = o;     o = pt_align256(o + (aff ? 48 * ((size_t)k.aent / PT_MSM_AFF_K + 256 * PT_MSM_AFF_THREADS) : 0));
+    s.bp = o;     o = pt_align256(o + (aff ? 48 * ((size_t)k.aent / (PT_MSM_AFF_K * PT_MSM_AFF_THREADS) + 256) : 0));
+    s.ahead = o;  o = pt_align256(o + (aff ? P * (size_t)PT_MSM_AFF_FINAL : 0));
+    s.atail = o;  o = pt_align256(o + (aff ? P * (size_t)PT_MSM_AFF_FINAL : 0));
+    s.aedge = o;  o = pt_align256(o + (aff ? 4 * (size_t)PT_MSM_AFF_FINAL : 0));
     s.total = o;
     return s;
 }

@@ -154,6 +154,8 @@ pt_msm_scatter_shared(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* c
     pt_msm_scatter_impl<true>(keys, n, nb, cursor, sorted);
 }
 
+#include "batch_affine.cuh"
+
 __device__ __noinline__ void pt_add_ni(g1_xyzz_t& p, const g1_xyzz_t& q) { pt_add(p, q); }
 __device__ __noinline__ void pt_add_ni(g2_xyzz_t& p, const g2_xyzz_t& q) { pt_add(p, q); }
 __device__ __noinline__ g1_xyzz_t pt_mul_small_ni(const g1_xyzz_t& p, uint32_t k) { return pt_mul_small(p, k); }
@@ -164,10 +166,13 @@ __device__ __noinline__ g1_xyzz_t pt_mul_small_ni(const g1_xyzz_t& p, uint32_t k
 // head[w][ch], the piece of one that ends after it to tail[w][ch]; edge[w][ch] = that
 // bucket when it also started in this chunk (this is the first chunk edge it crosses),
 // else PT_MSM_SKIP.
-extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS, PT_MSM_ACC_BLOCKS)
-pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t* counts,
-              const uint32_t* cursor, uint32_t n, uint32_t nb, uint32_t nwin, uint32_t chunk,
-              uint32_t nchunk, g1_xyzz_t* bsum, g1_xyzz_t* head, g1_xyzz_t* tail, uint32_t* edge)
+// DIRECT (pt_msm_chunks_direct): the entries are window w's points themselves,
+// points[w * n + p] (the last batch-affine level's outputs, signs applied), not indices.
+template <bool DIRECT>
+PT_FI void pt_msm_chunks_body(const g1_affine_t* points, const uint32_t* sorted, const uint32_t* counts,
+                              const uint32_t* cursor, uint32_t n, uint32_t nb, uint32_t nwin, uint32_t chunk,
+                              uint32_t nchunk, g1_xyzz_t* bsum, g1_xyzz_t* head, g1_xyzz_t* tail, uint32_t* edge,
+                              uint32_t shift)
 {
     const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= nwin * nchunk) return;
@@ -175,7 +180,8 @@ pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t*
     const uint32_t w = g / nchunk, ch = g % nchunk;
     const uint32_t* ends = cursor + (size_t)w * nb;
     const uint32_t* cnt = counts + (size_t)w * nb;
-    const uint32_t* srt = sorted + (size_t)w * n;
+    const uint32_t* srt = DIRECT ? nullptr : sorted + (size_t)w * n;
+    const g1_affine_t* pw = DIRECT ? points + (size_t)w * n : points;
     const uint32_t total = ends[nb - 1];
     const uint32_t p0 = ch * chunk;
     if (p0 >= total) return;
@@ -186,20 +192,22 @@ pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t*
         const uint32_t mid = (lo + hi) >> 1;
         if (ends[mid] > p0) hi = mid; else lo = mid + 1;
     }
-    uint32_t b = lo, bend = ends[b], bstart = bend - cnt[b];
+    // bucket sizes: counts, or ceil(counts / 2^shift) after `shift` batch-affine levels
+    const uint32_t round = (1u << shift) - 1;
+    uint32_t b = lo, bend = ends[b], bstart = bend - ((cnt[b] + round) >> shift);
     g1_xyzz_t acc = pt_xyzz_inf();
-    uint32_t e = srt[p0];
-    g1_affine_t q = pt_load(points + (e & 0x7fffffffu));
+    uint32_t e = DIRECT ? p0 : srt[p0];
+    g1_affine_t q = pt_load(pw + (e & 0x7fffffffu));
     for (uint32_t p = p0; p < p1; p++) {
         const g1_affine_t cur = q;
         const uint32_t ce = e;
         if (p + 1 < p1) {  // prefetch the next point while this one is added
-            e = srt[p + 1];
-            q = pt_load(points + (e & 0x7fffffffu));
+            e = DIRECT ? p + 1 : srt[p + 1];
+            q = pt_load(pw + (e & 0x7fffffffu));
         }
         if (!pt_is_inf(cur)) {
             g1_affine_t a = cur;
-            if (ce >> 31) a.y = a.y.neg();
+            if (!DIRECT && (ce >> 31)) a.y = a.y.neg();
             pt_madd(acc, a);
         }
         if (p + 1 == bend || p + 1 == p1) {
@@ -211,11 +219,31 @@ pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t*
             if (p + 1 < p1) {
                 do { b++; } while (ends[b] <= p + 1);
                 bend = ends[b];
-                bstart = bend - cnt[b];
+                bstart = bend - ((cnt[b] + round) >> shift);
             }
         }
     }
     if (bend > p1 && bstart >= p0) edge[g] = b;
+}
+
+extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS, PT_MSM_ACC_BLOCKS)
+pt_msm_chunks(const g1_affine_t* points, const uint32_t* sorted, const uint32_t* counts,
+              const uint32_t* cursor, uint32_t n, uint32_t nb, uint32_t nwin, uint32_t chunk,
+              uint32_t nchunk, g1_xyzz_t* bsum, g1_xyzz_t* head, g1_xyzz_t* tail, uint32_t* edge)
+{
+    pt_msm_chunks_body<false>(points, sorted, counts, cursor, n, nb, nwin, chunk, nchunk, bsum, head, tail, edge, 0);
+}
+
+// As pt_msm_chunks over dense per-window points (stride n): the batch-affine path's last
+// level (levels = alv), whose bucket b holds ceil(counts[b] / 2^levels) points and ends at
+// cursor[b] (aend of the last level). The direct entries need no index loads.
+extern "C" __global__ void __launch_bounds__(PT_MSM_ACC_THREADS, PT_MSM_ACC_BLOCKS)
+pt_msm_chunks_direct(const g1_affine_t* points, const uint32_t* counts, const uint32_t* cursor,
+                     uint32_t n, uint32_t nb, uint32_t nwin, uint32_t chunk, uint32_t nchunk,
+                     g1_xyzz_t* bsum, g1_xyzz_t* head, g1_xyzz_t* tail, uint32_t* edge, uint32_t levels)
+{
+    pt_msm_chunks_body<true>(points, nullptr, counts, cursor, n, nb, nwin, chunk, nchunk, bsum, head, tail, edge,
+                             levels);
 }
 
 // grid = ceil(nwin * nchunk / 32) blocks of 32 threads. Thread (w, c) takes chunk c: when a

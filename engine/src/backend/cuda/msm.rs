@@ -12,10 +12,17 @@ const PLAN_THREADS: u32 = 1024;
 const ACC_THREADS: u32 = 128;
 const RED_THREADS: u32 = 128;
 const FIX_THREADS: u32 = 32;
+/// Batch-affine accumulation (cuda/msm/config.cuh, `PT_MSM_AFF_*`).
+const AFF_THREADS: u32 = 128;
+const AFF_K: u32 = 8;
+const AFF_MAXLV: u32 = 8;
+const AFF_GROUP: u32 = 1 << 21;
+const AFF_FINAL: u32 = 1 << 17;
+/// One affine G1 point and one Fp element.
+const AFFINE: usize = 96;
+const FP: usize = 48;
 /// One XYZZ point.
 const XYZZ: usize = 192;
-/// One affine point (blst_p1_affine).
-const AFFINE: usize = 96;
 /// One Jacobian point (blst_p1).
 pub const JACOBIAN: usize = 144;
 
@@ -30,6 +37,28 @@ pub struct Config {
     pub nbseg: u32,
     pub rgrp: u32,
     pub nred: u32,
+    /// Batch-affine levels (0: XYZZ accumulation only) and their buffer geometry.
+    pub alv: u32,
+    pub astr_a: u32,
+    pub astr_b: u32,
+    pub fstr: u32,
+    pub aent: u32,
+    pub aentb: u32,
+    pub agw: u32,
+    pub ablk: u32,
+    pub achunk: u32,
+    pub anchunk: u32,
+}
+
+/// Most outputs of affine level `l` in one window (`pt_msm_aff_omax`).
+fn aff_omax(n: u32, nb: u32, l: u32) -> u32 {
+    (n >> (l + 1)) + n.min(nb)
+}
+
+/// Whether MSMs accumulate buckets with batch-affine additions: on unless
+/// PROVETOP_MSM_AFFINE=0 (the XYZZ path, kept for comparison).
+pub fn affine_enabled() -> bool {
+    std::env::var("PROVETOP_MSM_AFFINE").map_or(true, |v| v.trim() != "0")
 }
 
 fn log2_ceil(n: u64) -> u32 {
@@ -37,31 +66,40 @@ fn log2_ceil(n: u64) -> u32 {
 }
 
 impl Config {
-    /// `pt_msm_make_config(n, 0, 0)`.
+    /// `pt_msm_make_config(n, 0, 0, PT_MSM_AFF_AUTO)`.
     pub fn new(n: usize) -> Config {
         Config::sized(n, n)
     }
 
+    /// `pt_msm_make_config(n, 0, 0, affine ? PT_MSM_AFF_AUTO : 0)`.
+    pub fn with_affine(n: usize, affine: bool) -> Config {
+        let n = n.max(1) as u64;
+        let c = (log2_ceil(n.max(2)) as i64 - 4).clamp(5, 22) as u32;
+        Config::with(n, c, 255u32.div_ceil(c), n, affine)
+    }
+
     /// For `n` scalars of which about `terms` are neither 0 nor 1 (the 0/1 split's tail MSMs:
-    /// mostly zeros): window and chunk as for an MSM of `terms` points, so its buckets are few
-    /// and its threads many, with threads for all `n` in case more are non-zero.
-    /// `pt_msm_make_config(n, c, chunk)` with that c and chunk.
+    /// mostly zeros): window, chunk and affine levels as for an MSM of `terms` points, so its
+    /// buckets are few and its threads many, with room for all `n` in case more are non-zero.
+    /// `pt_msm_config_for(n, c, chunk, nwin, levels)` with those.
     pub fn sized(n: usize, terms: usize) -> Config {
         let n = n.max(1) as u64;
         let terms = (terms as u64).clamp(1, n);
         let c = (log2_ceil(terms.max(2)) as i64 - 4).clamp(5, 22) as u32;
-        Config::with(n, c, 255u32.div_ceil(c), terms)
+        Config::with(n, c, 255u32.div_ceil(c), terms, affine_enabled())
     }
 
     /// The bucket phase of an MSM over shifted bases: one set of buckets over the n·W
-    /// (window, base) entries (`pt_msm_make_config_shifted`).
+    /// (window, base) entries, XYZZ accumulation (`pt_msm_make_config_shifted(n, c, 0, 0)`):
+    /// affine levels over one window of n·W entries would take tens of GB at 2^26.
     pub fn shifted(n: usize, sh: Shifted) -> Config {
         let entries = (n.max(1) * sh.windows as usize) as u64;
-        Config::with(entries, sh.c, 1, entries)
+        Config::with(entries, sh.c, 1, entries, false)
     }
 
-    /// `pt_msm_config_for(n, c, chunk, nwin)` with the chunk for about `work` entries a set.
-    fn with(n: u64, c: u32, nwin: u32, work: u64) -> Config {
+    /// `pt_msm_config_for(n, c, chunk, nwin, levels)` with the chunk and levels for about
+    /// `work` entries a set, buffers for `n`.
+    fn with(n: u64, c: u32, nwin: u32, work: u64, affine: bool) -> Config {
         let nb = 1u32 << (c - 1);
         let per = (nwin as u64 * work) >> 18;
         let mut chunk = 32u32;
@@ -76,7 +114,7 @@ impl Config {
         let bseg = bseg.min(nb);
         let nbseg = nb / bseg;
         let rgrp = nbseg.min(256);
-        Config {
+        let mut k = Config {
             c,
             nwin,
             nb,
@@ -86,7 +124,40 @@ impl Config {
             nbseg,
             rgrp,
             nred: nbseg / rgrp,
+            alv: 0,
+            astr_a: 0,
+            astr_b: 0,
+            fstr: 0,
+            aent: 0,
+            aentb: 0,
+            agw: 0,
+            ablk: 0,
+            achunk: 0,
+            anchunk: 0,
+        };
+        let mut alv = 0;
+        while affine && alv < AFF_MAXLV && (nb as u64) << (alv + 1) <= work {
+            alv += 1;
         }
+        if alv > 0 {
+            let n32 = n as u32;
+            k.alv = alv;
+            k.astr_a = aff_omax(n32, nb, 0);
+            k.astr_b = aff_omax(n32, nb, 1);
+            k.fstr = aff_omax(n32, nb, alv - 1);
+            let ga = nwin as u64 * k.astr_a as u64;
+            let gb = nwin as u64 * k.astr_b as u64;
+            k.aent = (ga.min(AFF_GROUP as u64) as u32).max(k.astr_a);
+            k.aentb = (gb.min(AFF_GROUP as u64) as u32).max(k.astr_b);
+            k.agw = (k.aent / k.astr_a).min(nwin);
+            k.ablk = k.astr_a.div_ceil(AFF_K * AFF_THREADS);
+            k.achunk = 8;
+            while k.agw as u64 * k.fstr.div_ceil(k.achunk) as u64 > AFF_FINAL as u64 {
+                k.achunk *= 2;
+            }
+            k.anchunk = k.fstr.div_ceil(k.achunk);
+        }
+        k
     }
 }
 
@@ -132,6 +203,15 @@ pub struct Layout {
     segs: usize,
     red: usize,
     wins: usize,
+    aend: usize,
+    abuf: usize,
+    bbuf: usize,
+    pre: usize,
+    tp: usize,
+    bp: usize,
+    ahead: usize,
+    atail: usize,
+    aedge: usize,
     pub total: usize,
 }
 
@@ -159,6 +239,23 @@ impl Layout {
         let segs = take(nwin * k.nbseg as usize * XYZZ);
         let red = take(nwin * k.nred as usize * XYZZ);
         let wins = take(nwin * XYZZ);
+        let aff = k.alv != 0;
+        let on = |b: bool, bytes: usize| if b { bytes } else { 0 };
+        let (aent, alv) = (k.aent as usize, k.alv as usize);
+        let ends = (k.agw as usize * nb).max(aent / 8);
+        let aend = take(on(aff, 4 * alv * ends));
+        let abuf = take(on(aff, AFFINE * aent));
+        let bbuf = take(on(k.alv >= 2, AFFINE * k.aentb as usize));
+        let pre = take(on(aff, FP * aent));
+        let per_blk = (AFF_K * AFF_THREADS) as usize;
+        let tp = take(on(
+            aff,
+            FP * (aent / AFF_K as usize + 256 * AFF_THREADS as usize),
+        ));
+        let bp = take(on(aff, FP * (aent / per_blk + 256)));
+        let ahead = take(on(aff, XYZZ * AFF_FINAL as usize));
+        let atail = take(on(aff, XYZZ * AFF_FINAL as usize));
+        let aedge = take(on(aff, 4 * AFF_FINAL as usize));
         Layout {
             keys,
             sorted,
@@ -171,12 +268,22 @@ impl Layout {
             segs,
             red,
             wins,
+            aend,
+            abuf,
+            bbuf,
+            pre,
+            tp,
+            bp,
+            ahead,
+            atail,
+            aedge,
             total: o,
         }
     }
 }
 
-/// Scratch bytes an MSM of `n` points with about `terms` scalars other than 0 and 1 needs.
+/// Scratch bytes an MSM of `n` points with about `terms` scalars other than 0 and 1 needs
+/// (the layout is not monotone in n: a workspace takes the most of the MSMs it runs).
 pub fn scratch_bytes(n: usize, terms: usize) -> usize {
     Layout::new(n, &Config::sized(n, terms)).total
 }
@@ -327,46 +434,50 @@ fn launch(
             Ptr(at(l.sorted)),
         ],
     )?;
-    gpu.launch(
-        s,
-        &f.msm_chunks,
-        ((k.nwin * k.nchunk).div_ceil(ACC_THREADS), 1),
-        ACC_THREADS,
-        0,
-        &[
-            Ptr(points),
-            Ptr(at(l.sorted)),
-            Ptr(at(l.counts)),
-            Ptr(at(l.cursor)),
-            U32(entries as u32),
-            U32(k.nb),
-            U32(k.nwin),
-            U32(k.chunk),
-            U32(k.nchunk),
-            Ptr(at(l.bsum)),
-            Ptr(at(l.head)),
-            Ptr(at(l.tail)),
-            Ptr(at(l.edge)),
-        ],
-    )?;
-    gpu.launch(
-        s,
-        &f.msm_fixup,
-        ((k.nwin * k.nchunk).div_ceil(FIX_THREADS), 1),
-        FIX_THREADS,
-        0,
-        &[
-            Ptr(at(l.cursor)),
-            Ptr(at(l.edge)),
-            U32(k.nb),
-            U32(k.nwin),
-            U32(k.chunk),
-            U32(k.nchunk),
-            Ptr(at(l.head)),
-            Ptr(at(l.tail)),
-            Ptr(at(l.bsum)),
-        ],
-    )?;
+    if k.alv > 0 {
+        affine(gpu, s, points, n32, k, &l, scratch)?;
+    } else {
+        gpu.launch(
+            s,
+            &f.msm_chunks,
+            ((k.nwin * k.nchunk).div_ceil(ACC_THREADS), 1),
+            ACC_THREADS,
+            0,
+            &[
+                Ptr(points),
+                Ptr(at(l.sorted)),
+                Ptr(at(l.counts)),
+                Ptr(at(l.cursor)),
+                U32(entries as u32),
+                U32(k.nb),
+                U32(k.nwin),
+                U32(k.chunk),
+                U32(k.nchunk),
+                Ptr(at(l.bsum)),
+                Ptr(at(l.head)),
+                Ptr(at(l.tail)),
+                Ptr(at(l.edge)),
+            ],
+        )?;
+        gpu.launch(
+            s,
+            &f.msm_fixup,
+            ((k.nwin * k.nchunk).div_ceil(FIX_THREADS), 1),
+            FIX_THREADS,
+            0,
+            &[
+                Ptr(at(l.cursor)),
+                Ptr(at(l.edge)),
+                U32(k.nb),
+                U32(k.nwin),
+                U32(k.chunk),
+                U32(k.nchunk),
+                Ptr(at(l.head)),
+                Ptr(at(l.tail)),
+                Ptr(at(l.bsum)),
+            ],
+        )?;
+    }
     gpu.launch(
         s,
         &f.msm_bucket_reduce,
@@ -406,6 +517,128 @@ fn launch(
         0,
         &[Ptr(at(l.wins)), U32(k.nwin), U32(k.c), Ptr(result)],
     )?;
+    Ok(())
+}
+
+/// The batch-affine accumulation (cuda/README.md): per group of `agw` windows, the level
+/// plan, `alv` levels of (fwd, inv, bwd), then the XYZZ chunks/fixup over the last level, which
+/// leave bsum exactly as the XYZZ path does.
+fn affine(
+    gpu: &Gpu,
+    s: &CudaStream,
+    points: u64,
+    n32: u32,
+    k: &Config,
+    l: &Layout,
+    scratch: u64,
+) -> Result<()> {
+    use Arg::{Ptr, U32};
+    let f = &gpu.f;
+    let at = |o: usize| scratch + o as u64;
+    let nb = k.nb;
+    let u32s = |w: u32| (w as u64) * nb as u64 * 4;
+    let bufs = [at(l.abuf), at(l.bbuf)];
+    let strs = [k.astr_a, k.astr_b];
+    let per_blk = AFF_K * AFF_THREADS;
+    let mut w0 = 0;
+    while w0 < k.nwin {
+        let gw = k.agw.min(k.nwin - w0);
+        let (counts, cursor) = (at(l.counts) + u32s(w0), at(l.cursor) + u32s(w0));
+        let sorted = at(l.sorted) + w0 as u64 * n32 as u64 * 4;
+        gpu.launch(
+            s,
+            &f.msm_aff_plan,
+            (gw, 1),
+            PLAN_THREADS,
+            0,
+            &[Ptr(counts), U32(nb), U32(gw), U32(k.alv), Ptr(at(l.aend))],
+        )?;
+        for lv in 0..k.alv {
+            let blocks = aff_omax(n32, nb, lv).div_ceil(per_blk);
+            let (input, istr) = if lv > 0 {
+                let i = ((lv - 1) & 1) as usize;
+                (bufs[i], strs[i])
+            } else {
+                (0, 0)
+            };
+            let o = (lv & 1) as usize;
+            let common = [
+                Ptr(points),
+                Ptr(sorted),
+                Ptr(counts),
+                Ptr(cursor),
+                Ptr(at(l.aend)),
+                Ptr(input),
+                U32(istr),
+                U32(n32),
+                U32(nb),
+                U32(gw),
+                U32(lv),
+                Ptr(at(l.pre)),
+                U32(k.astr_a),
+                Ptr(at(l.tp)),
+                U32(blocks * AFF_THREADS),
+                Ptr(at(l.bp)),
+                U32(blocks),
+            ];
+            gpu.launch(s, &f.msm_aff_fwd, (blocks, gw), AFF_THREADS, 0, &common)?;
+            gpu.launch(
+                s,
+                &f.msm_aff_inv,
+                ((blocks * gw).div_ceil(128), 1),
+                128,
+                0,
+                &[Ptr(at(l.bp)), U32(blocks * gw)],
+            )?;
+            let mut args = common.to_vec();
+            args.extend([Ptr(bufs[o]), U32(strs[o])]);
+            gpu.launch(s, &f.msm_aff_bwd, (blocks, gw), AFF_THREADS, 0, &args)?;
+        }
+        let last = ((k.alv - 1) & 1) as usize;
+        let fend = at(l.aend) + (k.alv - 1) as u64 * u32s(gw);
+        let bsum = at(l.bsum) + w0 as u64 * nb as u64 * XYZZ as u64;
+        gpu.launch(
+            s,
+            &f.msm_chunks_direct,
+            ((gw * k.anchunk).div_ceil(ACC_THREADS), 1),
+            ACC_THREADS,
+            0,
+            &[
+                Ptr(bufs[last]),
+                Ptr(counts),
+                Ptr(fend),
+                U32(strs[last]),
+                U32(nb),
+                U32(gw),
+                U32(k.achunk),
+                U32(k.anchunk),
+                Ptr(bsum),
+                Ptr(at(l.ahead)),
+                Ptr(at(l.atail)),
+                Ptr(at(l.aedge)),
+                U32(k.alv),
+            ],
+        )?;
+        gpu.launch(
+            s,
+            &f.msm_fixup,
+            ((gw * k.anchunk).div_ceil(FIX_THREADS), 1),
+            FIX_THREADS,
+            0,
+            &[
+                Ptr(fend),
+                Ptr(at(l.aedge)),
+                U32(nb),
+                U32(gw),
+                U32(k.achunk),
+                U32(k.anchunk),
+                Ptr(at(l.ahead)),
+                Ptr(at(l.atail)),
+                Ptr(bsum),
+            ],
+        )?;
+        w0 += gw;
+    }
     Ok(())
 }
 
@@ -611,9 +844,71 @@ mod tests {
         assert_eq!(k.nwin, 13);
         assert_eq!(k.nb * 2, 1 << 20);
         assert!(k.chunk.is_power_of_two() && (32..=2048).contains(&k.chunk));
-        // Scratch at 2^24 is about 3.3 GB (README).
-        let gb = scratch_bytes(1 << 24, 1 << 24) as f64 / 1e9;
-        assert!((3.0..3.6).contains(&gb), "{gb}");
+        // Scratch at 2^24 is about 3.3 GB for XYZZ, 5.1 GB with the batch-affine buffers (README).
+        let xyzz = Layout::new(1 << 24, &Config::with_affine(1 << 24, false)).total as f64 / 1e9;
+        assert!((3.0..3.6).contains(&xyzz), "{xyzz}");
+        let aff = Layout::new(1 << 24, &Config::new(1 << 24)).total as f64 / 1e9;
+        assert!((4.5..5.5).contains(&aff), "{aff}");
+        assert_eq!(Config::new(1 << 24).alv, 5);
+        assert_eq!(Config::new(1 << 26).alv, 5);
+    }
+
+    #[test]
+    fn config_and_layout_equal_the_kernels_own() {
+        // (n, alv, agw, achunk, anchunk, total) from pt_msm_make_config(n, 0, 0, AUTO) and
+        // pt_msm_scratch_layout in cuda/msm/config.cuh
+        let want: [(usize, u32, u32, u32, u32, usize); 8] = [
+            (64, 2, 51, 8, 4, 53260544),
+            (1000, 4, 43, 8, 12, 58320896),
+            (1024, 5, 43, 8, 8, 58443520),
+            (65539, 4, 20, 8, 1024, 250589440),
+            (1048576, 5, 3, 8, 8192, 927104000),
+            (3000000, 4, 1, 8, 39822, 1485946880),
+            (16777216, 5, 1, 8, 131072, 5158851072),
+            (67108864, 5, 1, 32, 131072, 19006896384),
+        ];
+        for (n, alv, agw, achunk, anchunk, total) in want {
+            let k = Config::new(n);
+            assert_eq!(
+                (k.alv, k.agw, k.achunk, k.anchunk),
+                (alv, agw, achunk, anchunk),
+                "{n}"
+            );
+            assert_eq!(Layout::new(n, &k).total, total, "{n}");
+        }
+    }
+
+    #[test]
+    fn affine_buffers_hold_every_group() {
+        for lg in 1..=27u32 {
+            for n in [
+                (1usize << lg) - 1,
+                1 << lg,
+                (1 << lg) + 1,
+                (3usize << lg) / 2,
+            ] {
+                let k = Config::new(n);
+                if k.alv == 0 {
+                    continue;
+                }
+                let per_blk = AFF_K * AFF_THREADS;
+                assert!(k.agw >= 1 && k.agw <= k.nwin);
+                assert!(k.agw as u64 * k.astr_a as u64 <= k.aent as u64, "{n}: A");
+                assert!(k.agw as u64 * k.astr_b as u64 <= k.aentb as u64, "{n}: B");
+                let tp = k.agw as u64 * k.ablk as u64 * AFF_THREADS as u64;
+                assert!(tp <= (k.aent / AFF_K + 256 * AFF_THREADS) as u64, "{n}: tp");
+                assert!(k.agw * k.ablk <= k.aent / per_blk + 256, "{n}: bp");
+                assert!(
+                    k.agw as u64 * k.anchunk as u64 <= AFF_FINAL as u64,
+                    "{n}: final"
+                );
+                assert!(k.anchunk as u64 * k.achunk as u64 >= k.fstr as u64);
+                for lv in 0..k.alv {
+                    let stride = if lv & 1 == 0 { k.astr_a } else { k.astr_b };
+                    assert!(aff_omax(n as u32, k.nb, lv) <= stride, "{n}: level {lv}");
+                }
+            }
+        }
     }
 
     #[test]
