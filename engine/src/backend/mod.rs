@@ -93,6 +93,8 @@ pub struct RegionOptions {
     pub msm_double_buffer: bool,
     pub srs_residency: crate::config::Residency,
     pub vram_budget: crate::config::Budget,
+    /// Workers sharing a device: the room its resident data must leave them.
+    pub workers_per_device: usize,
 }
 
 impl Default for RegionOptions {
@@ -109,6 +111,7 @@ impl From<&crate::config::EngineConfig> for RegionOptions {
             msm_double_buffer: c.msm_double_buffer,
             srs_residency: c.srs_residency,
             vram_budget: c.vram_budget,
+            workers_per_device: c.gpu_workers_per_device,
         }
     }
 }

@@ -18,7 +18,9 @@ use std::time::Instant;
 use super::gpu::{copy_bytes, DevBuf, Gpu, OutOfMemory, Staging, Timeline};
 use super::{msm, ntt, prestage};
 use crate::backend::cpu::CpuExecutor;
-use crate::backend::{BackendKind, Engine, Executor, Gate, Prestaged, RegionInput, Steps, Target};
+use crate::backend::{
+    BackendKind, Engine, Executor, Gate, Prestaged, RegionInput, RegionOptions, Steps, Target,
+};
 use crate::config::{Budget, Residency};
 use crate::params::Parameters;
 use crate::prover::RegionResult;
@@ -230,10 +232,10 @@ impl CudaExecutor {
         staging: &mut Staging,
         s: &CudaStream,
         p: &Parameters,
-        residency: Residency,
-        budget: Budget,
+        o: &RegionOptions,
         steps: &mut Steps,
     ) -> Result<Arc<Srs>> {
+        let (residency, budget) = (o.srs_residency, o.vram_budget);
         let key = srs_key(p);
         let mut slot = self.srs.lock();
         if let Some(srs) = slot.as_ref().filter(|srs| srs.key == key) {
@@ -260,7 +262,7 @@ impl CudaExecutor {
         let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
         steps.push(Stage::H2d, Engine::H2d, start, bytes as u64);
         if residency != Residency::Host && shifting_wanted() {
-            srs.h = self.shift_h(srs.h, p, s, budget)?;
+            srs.h = self.shift_h(srs.h, p, s, (budget, o.workers_per_device))?;
         }
         let srs = Arc::new(srs);
         if residency != Residency::Host {
@@ -284,9 +286,15 @@ impl CudaExecutor {
         tl.mark(copy)
     }
 
-    /// H's shifted copies in place of its bases, when they fit with room left for another
-    /// worker's buffers; else H as it is.
-    fn shift_h(&self, h: HQuery, p: &Parameters, s: &CudaStream, budget: Budget) -> Result<HQuery> {
+    /// H's shifted copies in place of its bases, when they fit with room left for the device's
+    /// other workers' buffers (this worker's are allocated); else H as it is.
+    fn shift_h(
+        &self,
+        h: HQuery,
+        p: &Parameters,
+        s: &CudaStream,
+        (budget, workers): (Budget, usize),
+    ) -> Result<HQuery> {
         let HQuery::Plain(bases) = h else {
             return Ok(h);
         };
@@ -296,7 +304,7 @@ impl CudaExecutor {
         let (free, _) = self.gpu.mem_info()?;
         let room = (free as usize).saturating_sub(q_bytes + tmp_bytes);
         let log2 = (n + 1).trailing_zeros();
-        let spare = workspace_bytes(log2, n + 1) + (4 << 30);
+        let spare = workspace_bytes(log2, n + 1) * workers.saturating_sub(1) + (4 << 30);
         let over_budget = match budget {
             Budget::Bytes(max) => {
                 self.gpu.counters.snapshot().vram_used() + (q_bytes + tmp_bytes + spare) as u64
@@ -480,14 +488,7 @@ impl CudaExecutor {
         } else {
             self.workspace(set, log2, (msm_n, msm_bytes), o.vram_budget)?;
         }
-        let srs = self.srs(
-            &mut set.staging,
-            &copy,
-            p,
-            o.srs_residency,
-            o.vram_budget,
-            steps,
-        )?;
+        let srs = self.srs(&mut set.staging, &copy, p, &o, steps)?;
         let g2_bases = match input.b_g2 {
             true => Some(self.b_g2_bases(&srs, &mut set.staging, &copy, p, o.vram_budget)?),
             false => None,
