@@ -466,10 +466,11 @@ impl CudaExecutor {
             }
         };
         let msm_n = counts.iter().fold(n - 1, |m, c| m.max(c.len));
-        // One MSM scratch for H (over its bases or their shifted copies) and the three
-        // tails, each sized by its terms.
+        // One MSM scratch for H (over its bases or their shifted copies) and the tails that
+        // run (B in G1's scalars are all bits: no tail), each sized by its terms.
         let msm_bytes = counts
             .iter()
+            .filter(|c| c.terms > 0)
             .map(|c| msm::scratch_bytes(c.len, c.terms))
             .fold(h_scratch_bytes(n - 1), usize::max);
 

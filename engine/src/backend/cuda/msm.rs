@@ -86,7 +86,11 @@ impl Config {
     pub fn sized(n: usize, terms: usize) -> Config {
         let n = n.max(1) as u64;
         let terms = (terms as u64).clamp(1, n);
-        let c = (log2_ceil(terms.max(2)) as i64 - 4).clamp(5, 22) as u32;
+        // Keys and sorted entries take windows × n × 8 bytes whatever the terms: at most
+        // 6 bits narrower than an MSM of n, so a nearly empty tail of 2^27 scalars does not
+        // ask for 51 windows (55 GB).
+        let window = |m: u64| (log2_ceil(m.max(2)) as i64 - 4).clamp(5, 22) as u32;
+        let c = window(terms).max(window(n).saturating_sub(6)).max(5);
         Config::with(n, c, 255u32.div_ceil(c), terms, affine_enabled())
     }
 
@@ -939,6 +943,9 @@ mod tests {
         assert!(tail.chunk < full.chunk);
         assert!(tail.nchunk as u64 * tail.chunk as u64 >= n as u64);
         assert_eq!(Config::sized(n, n), full);
-        assert_eq!(Config::sized(n, 0).c, 5);
+        // However few the terms, the keys take at most 16 windows of n here.
+        assert_eq!(Config::sized(n, 0).c, 16);
+        assert!(Layout::new(n, &Config::sized(n, 1)).total < 2 * Layout::new(n, &full).total);
+        assert_eq!(Config::sized(1000, 0).c, 5);
     }
 }
