@@ -321,8 +321,22 @@ impl CudaExecutor {
             return Ok(HQuery::Plain(bases));
         }
         let start = Instant::now();
-        let q = self.gpu.alloc(q_bytes, VramPurpose::Srs)?;
-        let tmp = self.gpu.alloc(tmp_bytes, VramPurpose::Scratch)?;
+        // Another worker may have taken the room since: then H stays as it is.
+        let bufs = self.gpu.alloc(q_bytes, VramPurpose::Srs).and_then(|q| {
+            let tmp = self.gpu.alloc(tmp_bytes, VramPurpose::Scratch)?;
+            Ok((q, tmp))
+        });
+        let (q, tmp) = match bufs {
+            Ok(b) => b,
+            Err(e) if e.downcast_ref::<OutOfMemory>().is_some() => {
+                tracing::info!(
+                    "{}: H's shifted bases: {e:#}; its MSM runs over the bases",
+                    self.name
+                );
+                return Ok(HQuery::Plain(bases));
+            }
+            Err(e) => return Err(e),
+        };
         msm::shift_enqueue(&self.gpu, s, (bases.ptr, n), sh, q.ptr, tmp.ptr)?;
         self.gpu.sync(s)?;
         tracing::info!(
