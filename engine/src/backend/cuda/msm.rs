@@ -58,7 +58,7 @@ fn aff_omax(n: u32, nb: u32, l: u32) -> u32 {
 /// Whether MSMs accumulate buckets with batch-affine additions: only with
 /// PROVETOP_MSM_AFFINE=1. Correct on the H200 but 4.4x slower than XYZZ at 2^24 there
 /// (bench/results/h200-2026-11-30d, docs/notes.md), so XYZZ is the default.
-pub fn affine_enabled() -> bool {
+fn affine_enabled() -> bool {
     std::env::var("PROVETOP_MSM_AFFINE").is_ok_and(|v| v.trim() == "1")
 }
 
@@ -72,8 +72,10 @@ impl Config {
         Config::sized(n, n)
     }
 
-    /// `pt_msm_make_config(n, 0, 0, affine ? PT_MSM_AFF_AUTO : 0)`.
-    pub fn with_affine(n: usize, affine: bool) -> Config {
+    /// `pt_msm_make_config(n, 0, 0, affine ? PT_MSM_AFF_AUTO : 0)`: the kernels' own
+    /// configurations, which the tests pin.
+    #[cfg(test)]
+    fn with_affine(n: usize, affine: bool) -> Config {
         let n = n.max(1) as u64;
         let c = (log2_ceil(n.max(2)) as i64 - 4).clamp(5, 22) as u32;
         Config::with(n, c, 255u32.div_ceil(c), n, affine)
