@@ -60,15 +60,39 @@ fn h_scratch_bytes(n: usize) -> usize {
     msm::scratch_bytes(n, n).max(shifted)
 }
 
-/// Device bytes of a worker's buffers for a domain of 2^log2 and witness MSMs of `msm_n`
-/// scalars (`CudaExecutor::workspace`), for the room H's shifted bases must leave.
-fn workspace_bytes(log2: u32, msm_n: usize) -> usize {
-    let n = 1usize << log2;
-    4 * n * FR
-        + 3 * msm_n * (FR + 4)
-        + h_scratch_bytes(n - 1).max(msm::scratch_bytes(msm_n, msm_n))
-        + msm::sum_scratch_bytes(msm_n)
-        + msm::G2_SUM_SCRATCH_MAX
+/// The sizes of a worker's buffers (`Workspace`) for a domain of 2^log2, witness MSMs of up to
+/// `msm_n` scalars and MSM scratch of `msm` bytes.
+struct WorkspaceSizes {
+    abc: usize,
+    scalars: usize,
+    idx: usize,
+    msm: usize,
+    sum: usize,
+    results: usize,
+    g2: usize,
+}
+
+impl WorkspaceSizes {
+    fn new(log2: u32, msm_n: usize, msm: usize) -> WorkspaceSizes {
+        WorkspaceSizes {
+            abc: 4 * (1usize << log2) * FR,
+            scalars: 3 * msm_n * FR,
+            idx: 3 * msm_n * 4,
+            msm,
+            sum: msm::sum_scratch_bytes(msm_n),
+            results: 8 * msm::JACOBIAN,
+            g2: msm::G2_SUM_SCRATCH_MAX,
+        }
+    }
+
+    /// Another worker's buffers at this size, for the room H's shifted bases must leave: its
+    /// MSM scratch the most that H or an MSM of all `msm_n` scalars takes.
+    fn of_another_worker(log2: u32, msm_n: usize) -> usize {
+        let n = 1usize << log2;
+        let msm = h_scratch_bytes(n - 1).max(msm::scratch_bytes(msm_n, msm_n));
+        let w = WorkspaceSizes::new(log2, msm_n, msm);
+        w.abc + w.scalars + w.idx + w.msm + w.sum + w.results + w.g2
+    }
 }
 
 /// Identifies a parameter set: its delta is fresh randomness of its setup.
@@ -304,7 +328,8 @@ impl CudaExecutor {
         let (free, _) = self.gpu.mem_info()?;
         let room = (free as usize).saturating_sub(q_bytes + tmp_bytes);
         let log2 = (n + 1).trailing_zeros();
-        let spare = workspace_bytes(log2, n + 1) * workers.saturating_sub(1) + (4 << 30);
+        let spare =
+            WorkspaceSizes::of_another_worker(log2, n + 1) * workers.saturating_sub(1) + (4 << 30);
         let over_budget = match budget {
             Budget::Bytes(max) => {
                 self.gpu.counters.snapshot().vram_used() + (q_bytes + tmp_bytes + spare) as u64
@@ -388,20 +413,20 @@ impl CudaExecutor {
             return Ok(());
         }
         set.ws = None;
-        let n = 1usize << log2;
         let a = |bytes, purpose| self.alloc(bytes, purpose, budget);
+        let z = WorkspaceSizes::new(log2, msm_n, msm_bytes);
         set.ws = Some(Workspace {
             log2,
             msm_n,
-            abc: a(4 * n * FR, VramPurpose::Abc)?,
-            scalars: a(3 * msm_n * FR, VramPurpose::Scratch)?,
-            idx: a(3 * msm_n * 4, VramPurpose::Scratch)?,
-            msm: a(msm_bytes, VramPurpose::Buckets)?,
-            sum: a(msm::sum_scratch_bytes(msm_n), VramPurpose::Buckets)?,
-            results: a(8 * msm::JACOBIAN, VramPurpose::Scratch)?,
+            abc: a(z.abc, VramPurpose::Abc)?,
+            scalars: a(z.scalars, VramPurpose::Scratch)?,
+            idx: a(z.idx, VramPurpose::Scratch)?,
+            msm: a(z.msm, VramPurpose::Buckets)?,
+            sum: a(z.sum, VramPurpose::Buckets)?,
+            results: a(z.results, VramPurpose::Scratch)?,
             // Kept, not allocated per partition: freeing device memory waits for the whole
             // device, the other worker's kernels included.
-            g2: a(msm::G2_SUM_SCRATCH_MAX, VramPurpose::Buckets)?,
+            g2: a(z.g2, VramPurpose::Buckets)?,
         });
         Ok(())
     }

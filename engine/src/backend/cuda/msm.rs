@@ -66,6 +66,11 @@ fn log2_ceil(n: u64) -> u32 {
     64 - (n - 1).leading_zeros()
 }
 
+/// The default window for an MSM of `m` points: ceil(log2 m) − 4, within 5..=22.
+fn window(m: u64) -> u32 {
+    (log2_ceil(m.max(2)) as i64 - 4).clamp(5, 22) as u32
+}
+
 impl Config {
     /// `pt_msm_make_config(n, 0, 0, PT_MSM_AFF_AUTO)`.
     pub fn new(n: usize) -> Config {
@@ -77,7 +82,7 @@ impl Config {
     #[cfg(test)]
     fn with_affine(n: usize, affine: bool) -> Config {
         let n = n.max(1) as u64;
-        let c = (log2_ceil(n.max(2)) as i64 - 4).clamp(5, 22) as u32;
+        let c = window(n);
         Config::with(n, c, 255u32.div_ceil(c), n, affine)
     }
 
@@ -91,7 +96,6 @@ impl Config {
         // Keys and sorted entries take windows × n × 8 bytes whatever the terms: at most
         // 6 bits narrower than an MSM of n, so a nearly empty tail of 2^27 scalars does not
         // ask for 51 windows (55 GB).
-        let window = |m: u64| (log2_ceil(m.max(2)) as i64 - 4).clamp(5, 22) as u32;
         let c = window(terms).max(window(n).saturating_sub(6)).max(5);
         Config::with(n, c, 255u32.div_ceil(c), terms, affine_enabled())
     }
@@ -466,24 +470,9 @@ fn launch(
                 Ptr(at(l.edge)),
             ],
         )?;
-        gpu.launch(
-            s,
-            &f.msm_fixup,
-            ((k.nwin * k.nchunk).div_ceil(FIX_THREADS), 1),
-            FIX_THREADS,
-            0,
-            &[
-                Ptr(at(l.cursor)),
-                Ptr(at(l.edge)),
-                U32(k.nb),
-                U32(k.nwin),
-                U32(k.chunk),
-                U32(k.nchunk),
-                Ptr(at(l.head)),
-                Ptr(at(l.tail)),
-                Ptr(at(l.bsum)),
-            ],
-        )?;
+        let chunks = (k.nwin, k.chunk, k.nchunk);
+        let parts = (at(l.head), at(l.tail), at(l.edge));
+        fixup(gpu, s, at(l.cursor), k.nb, chunks, parts, at(l.bsum))?;
     }
     gpu.launch(
         s,
@@ -525,6 +514,34 @@ fn launch(
         &[Ptr(at(l.wins)), U32(k.nwin), U32(k.c), Ptr(result)],
     )?;
     Ok(())
+}
+
+/// `pt_msm_fixup`: the sums of buckets cut by chunk edges, from each chunk's head and tail
+/// partial sums, for `nwin` windows of `nchunk` chunks of `chunk` entries; `ends` are the
+/// buckets' ends.
+fn fixup(
+    gpu: &Gpu,
+    s: &CudaStream,
+    ends: u64,
+    nb: u32,
+    (nwin, chunk, nchunk): (u32, u32, u32),
+    (head, tail, edge): (u64, u64, u64),
+    bsum: u64,
+) -> Result<()> {
+    use Arg::{Ptr, U32};
+    let args = [
+        Ptr(ends),
+        Ptr(edge),
+        U32(nb),
+        U32(nwin),
+        U32(chunk),
+        U32(nchunk),
+        Ptr(head),
+        Ptr(tail),
+        Ptr(bsum),
+    ];
+    let blocks = ((nwin * nchunk).div_ceil(FIX_THREADS), 1);
+    gpu.launch(s, &gpu.f.msm_fixup, blocks, FIX_THREADS, 0, &args)
 }
 
 /// The batch-affine accumulation (cuda/README.md): per group of `agw` windows, the level
@@ -626,24 +643,9 @@ fn affine(
                 U32(k.alv),
             ],
         )?;
-        gpu.launch(
-            s,
-            &f.msm_fixup,
-            ((gw * k.anchunk).div_ceil(FIX_THREADS), 1),
-            FIX_THREADS,
-            0,
-            &[
-                Ptr(fend),
-                Ptr(at(l.aedge)),
-                U32(nb),
-                U32(gw),
-                U32(k.achunk),
-                U32(k.anchunk),
-                Ptr(at(l.ahead)),
-                Ptr(at(l.atail)),
-                Ptr(bsum),
-            ],
-        )?;
+        let chunks = (gw, k.achunk, k.anchunk);
+        let parts = (at(l.ahead), at(l.atail), at(l.aedge));
+        fixup(gpu, s, fend, nb, chunks, parts, bsum)?;
         w0 += gw;
     }
     Ok(())
