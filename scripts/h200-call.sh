@@ -12,6 +12,8 @@
 #   setup     synthetic 2^$SETUP_LOG2 (default 26) on one GPU with one worker: the setup's time
 #             on the GPU (parameters generated here unless cached) and each partition's GPU
 #             time (device_wall, device_kernels) and stages; $SETUP_PROOFS proofs (default 3)
+#   profile   scripts/profile-msm.sh: Nsight Compute over one harness MSM of 2^$PROFILE_LOG2
+#             (default 22), both accumulation paths
 # Each part runs under its own time limit (LIMIT_<part> seconds) so one slow part cannot cost
 # the others their results. Parameters are cached once for all parts. $OUT gets summary.md,
 # logs.tar.gz and any recording (the device returns 8 files).
@@ -75,6 +77,7 @@ for step in ${STEPS:-}; do
       --json >'$WORK/setup.json' 2>'$WORK/setup.stderr'; rc=\$?; tail -4 '$WORK/setup.stderr'; \
       grep -h 'setup' '$XDG_STATE_HOME'/provetop/provetop.log.* | tail -12; \
       python3 scripts/setup-table.py '$WORK/setup.json'; exit \$rc" ;;
+    profile) part profile env OUT="$WORK/profile" LG="${PROFILE_LOG2:-22}" scripts/profile-msm.sh ;;
     *) say "unknown step $step" ;;
   esac
 done
