@@ -9,9 +9,12 @@
 #   k24       scripts/h200.sh SIZES=24 LOCKS=24: 2^24 busy fraction and the strategy table
 #   sweep     scripts/h200-sweep.sh over the benches the file $SWEEP lists
 #   porep     `bench --workload porep --sector-size 512MiB` on the cuda backend
-#   setup     synthetic 2^$SETUP_LOG2 (default 26) on one GPU with one worker: the setup's time
-#             on the GPU (parameters generated here unless cached) and each partition's GPU
-#             time (device_wall, device_kernels) and stages; $SETUP_PROOFS proofs (default 3)
+#   setup     synthetic 2^$SETUP_LOG2 (default 26; several sizes: "26 27") on one GPU with one
+#             worker: the setup's time on the GPU (parameters generated here unless cached) and
+#             each partition's GPU time (device_wall, device_kernels) and stages; $SETUP_PROOFS
+#             proofs (default 3)
+#   harness   scripts/cuda-bench.sh $HARNESS_ARGS (default --reps 5): every kernel check against
+#             the host references and the kernel timings (MSM to 2^26, NTT to 2^27)
 #   profile   scripts/profile-msm.sh: Nsight Compute over one harness MSM of 2^$PROFILE_LOG2
 #             (default 22), both accumulation paths
 # Each part runs under its own time limit (LIMIT_<part> seconds) so one slow part cannot cost
@@ -72,11 +75,14 @@ for step in ${STEPS:-}; do
     porep) part porep bash -c "'$BIN' bench --backend cuda --workload porep --sector-size 512MiB \
       --proofs ${POREP_PROOFS:-2} --json >'$WORK/porep.json' 2>'$WORK/porep.stderr'; rc=\$?; \
       tail -5 '$WORK/porep.stderr'; python3 scripts/bench-table.py '$WORK/porep.json'; exit \$rc" ;;
-    setup) part setup bash -c "'$BIN' bench --backend cuda --log2-constraints ${SETUP_LOG2:-26} --devices 0 \
+    setup) for lg in ${SETUP_LOG2:-26}; do
+      part "setup$lg" bash -c "'$BIN' bench --backend cuda --log2-constraints $lg --devices 0 \
       --gpu-workers-per-device 1 --concurrency 1 --b-g2-on gpu --proofs ${SETUP_PROOFS:-3} \
-      --json >'$WORK/setup.json' 2>'$WORK/setup.stderr'; rc=\$?; tail -4 '$WORK/setup.stderr'; \
-      grep -h 'setup' '$XDG_STATE_HOME'/provetop/provetop.log.* | tail -12; \
-      python3 scripts/setup-table.py '$WORK/setup.json'; exit \$rc" ;;
+      --json >'$WORK/setup-$lg.json' 2>'$WORK/setup-$lg.stderr'; rc=\$?; tail -4 '$WORK/setup-$lg.stderr'; \
+      grep -h 'setup' '$XDG_STATE_HOME'/provetop/provetop.log.* | grep '2^$lg rows' | tail -6; \
+      python3 scripts/setup-table.py '$WORK/setup-$lg.json'; exit \$rc"
+    done ;;
+    harness) part harness env OUT="$WORK/harness" scripts/cuda-bench.sh ${HARNESS_ARGS:---reps 5} ;;
     profile) part profile env OUT="$WORK/profile" LG="${PROFILE_LOG2:-22}" scripts/profile-msm.sh ;;
     *) say "unknown step $step" ;;
   esac

@@ -28,7 +28,7 @@ for f in sys.argv[1:]:
     unit = head.index("Metric Unit")
     tot, cnt = collections.defaultdict(float), collections.Counter()
     for r in rows:
-        scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0}.get(r[unit], 1.0)
+        scale = {"ns": 1e-6, "nsecond": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0}[r[unit]]
         name = r[k].split("(")[0]
         tot[name] += float(r[v].replace(",", "")) * scale
         cnt[name] += 1

@@ -130,7 +130,11 @@ struct Msm {
         if (shifted) PT_LAUNCH(pt_msm_hist_shared, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
         else PT_LAUNCH(pt_msm_hist, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
         mark(false);
-        PT_LAUNCH(pt_msm_plan, dim3(k.nwin), dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb, cursor);
+        const dim3 grid_plan(pt_msm_plan_parts(k.nb), k.nwin);
+        uint32_t* parts = at<uint32_t>(lay.parts);
+        PT_LAUNCH(pt_msm_plan_sums, grid_plan, dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb, parts);
+        PT_LAUNCH(pt_msm_plan, grid_plan, dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb,
+                  (const uint32_t*)parts, cursor);
         if (shifted) PT_LAUNCH(pt_msm_scatter_shared, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
         else PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
         mark(false);
@@ -348,6 +352,27 @@ static bool h2_jac_sum_is(const HJac2& j1, const HJac2& j2, const HAff2& a) {
     const HFp2 y3 = h2_sub(h2_mul(r, h2_sub(v, x3)), h2_mul(s1, hhh));
     const HFp2 z3 = h2_mul(h2_mul(j1.z, j2.z), h);
     return !h2_zero(h) && h2_jac_is({x3, y3, z3}, a);
+}
+
+// The plan's exclusive scan over several blocks a window (nb not a multiple of a block, two
+// windows, sizes up to 2^20 so that a window's total needs more than 16 bits) against the host.
+static void plan_blocks() {
+    const uint32_t nb = 3 * PT_MSM_PLAN_PART + 5, nwin = 2, P = pt_msm_plan_parts(nb);
+    std::vector<uint32_t> cnt((size_t)nwin * nb), want(cnt.size()), got(cnt.size());
+    for (auto& c : cnt) c = g_rng() % 3 == 0 ? (uint32_t)(g_rng() % (1u << 20)) : (uint32_t)(g_rng() % 4);
+    for (uint32_t w = 0; w < nwin; w++) {
+        uint32_t run = 0;
+        for (uint32_t b = 0; b < nb; b++) { want[(size_t)w * nb + b] = run; run += cnt[(size_t)w * nb + b]; }
+    }
+    uint32_t *dc = dalloc<uint32_t>(cnt.size()), *dp = dalloc<uint32_t>((size_t)nwin * P),
+             *dcur = dalloc<uint32_t>(cnt.size());
+    h2d(dc, cnt.data(), cnt.size());
+    PT_LAUNCH(pt_msm_plan_sums, dim3(P, nwin), dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)dc, nb, dp);
+    PT_LAUNCH(pt_msm_plan, dim3(P, nwin), dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)dc, nb, (const uint32_t*)dp, dcur);
+    d2h(got.data(), dcur, got.size());
+    report("MSM plan: bucket starts over " + std::to_string(P) + " blocks x " + std::to_string(nwin) + " windows",
+           got == want, "nb=" + std::to_string(nb));
+    cudaFree(dc); cudaFree(dp); cudaFree(dcur);
 }
 
 static void g2_sums() {
@@ -705,6 +730,7 @@ static void large(uint32_t lg, bool time_it, const char* target) {
 
 void run_msm_tests() {
     known_answers();
+    plan_blocks();
     g2_sums();
     fixed_base();
     if (g_opt.msm_large) {
@@ -735,9 +761,10 @@ void profile_msm(int lg) {
     std::vector<Fr> s(n);
     for (auto& v : s) v = fr_canon_random();
     fr_t* ds = upload_scalars(s);
-    for (uint32_t lv : msm_paths()) {
+    for (auto [lv, shifted] : msm_runs({})) {
         Msm m;
-        m.init(n, lv);
+        m.init(n, lv, shifted);
+        if (shifted) m.shift(b.d);
         m.run(b.d, ds);
         dsync();
         printf("profiled MSM 2^%d (c=%u, %s)\n", lg, m.k.c, m.path().c_str());

@@ -5,6 +5,8 @@
 
 #define PT_MSM_DIGIT_THREADS 256
 #define PT_MSM_PLAN_THREADS 1024
+#define PT_MSM_PLAN_PER 8                                      // buckets per thread of the plan
+#define PT_MSM_PLAN_PART (PT_MSM_PLAN_THREADS * PT_MSM_PLAN_PER)  // buckets per block of the plan
 #define PT_MSM_ACC_THREADS 128
 #define PT_MSM_RED_THREADS 128
 
@@ -135,8 +137,11 @@ PT_HD pt_msm_config pt_msm_make_config_shifted(uint32_t n, uint32_t c, uint32_t 
 }
 
 // Scratch layout: byte offsets of each array inside one device allocation (256-aligned).
+PT_HD uint32_t pt_msm_plan_parts(uint32_t nb) { return (nb + PT_MSM_PLAN_PART - 1) / PT_MSM_PLAN_PART; }
+
 struct pt_msm_scratch {
-    size_t keys, sorted, counts, cursor, edge, bsum, head, tail, segs, red, wins;
+    // parts: the plan's per-block sums of bucket sizes, pt_msm_plan_parts(nb) a window
+    size_t keys, sorted, counts, cursor, parts, edge, bsum, head, tail, segs, red, wins;
     // batch-affine (empty when alv = 0); every size grows with n at the default window, so
     // the scratch of n points serves any smaller MSM:
     //   aend  4 * alv * max(agw * nb, aent / 8)   ends of every level's buckets (one group)
@@ -157,6 +162,7 @@ PT_HD pt_msm_scratch pt_msm_scratch_layout(uint32_t n, const pt_msm_config& k) {
     s.sorted = o; o = pt_align256(o + (size_t)k.nwin * n * 4);
     s.counts = o; o = pt_align256(o + (size_t)k.nwin * k.nb * 4);
     s.cursor = o; o = pt_align256(o + (size_t)k.nwin * k.nb * 4);
+    s.parts = o;  o = pt_align256(o + (size_t)k.nwin * pt_msm_plan_parts(k.nb) * 4);
     s.edge = o;   o = pt_align256(o + (size_t)k.nwin * k.nchunk * 4);
     s.bsum = o;   o = pt_align256(o + (size_t)k.nwin * k.nb * P);
     s.head = o;   o = pt_align256(o + (size_t)k.nwin * k.nchunk * P);

@@ -6,7 +6,8 @@
 //   pt_msm_digits   scalar (Montgomery) -> canonical, negated when > (r-1)/2 (its point is
 //                   then negated), signed digits; per window: key = bucket | sign << 31.
 //   pt_msm_hist     bucket sizes, one window after another (counters stay in L2).
-//   pt_msm_plan     per window: bucket starts (exclusive scan of the sizes).
+//   pt_msm_plan_sums, pt_msm_plan  per window: bucket starts (exclusive scan of the sizes),
+//                   by blocks of PT_MSM_PLAN_PART buckets.
 //   pt_msm_scatter  point index | sign -> its bucket's slot (counting sort); afterwards
 //                   cursor[b] is the end of bucket b.
 //   pt_msm_chunks   one thread per `chunk` consecutive sorted entries of a window, so every
@@ -100,17 +101,58 @@ pt_msm_hist_shared(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* coun
     pt_msm_hist_impl<true>(keys, n, nb, counts);
 }
 
-// grid = nwin blocks of 1024 threads: cursor[w][b] = start of bucket b in window w's
-// slice of `sorted` (exclusive scan of counts).
+// The plan: cursor[w][b] = start of bucket b in window w's slice of `sorted` (exclusive scan
+// of counts), by blocks of PT_MSM_PLAN_PART buckets so that a set of 2^23 buckets (shifted
+// bases) fills the GPU instead of one multiprocessor: pt_msm_plan_sums writes each block's
+// total to parts[w][p], pt_msm_plan adds the totals before its block to its own scan.
+
+// Sum of v over the block (every thread gets it); sh: PT_MSM_PLAN_THREADS words.
+PT_FI uint32_t pt_plan_block_sum(uint32_t* sh, uint32_t v) {
+    const uint32_t t = threadIdx.x;
+    sh[t] = v;
+    __syncthreads();
+    for (uint32_t s = PT_MSM_PLAN_THREADS / 2; s > 0; s >>= 1) {
+        if (t < s) sh[t] += sh[t + s];
+        __syncthreads();
+    }
+    const uint32_t r = sh[0];
+    __syncthreads();
+    return r;
+}
+
+// This thread's PT_MSM_PLAN_PER buckets of block (p, w): [b0, b1).
+PT_FI void pt_plan_range(uint32_t nb, uint32_t& b0, uint32_t& b1) {
+    b0 = min(nb, blockIdx.x * PT_MSM_PLAN_PART + threadIdx.x * PT_MSM_PLAN_PER);
+    b1 = min(nb, b0 + PT_MSM_PLAN_PER);
+}
+
+// grid = (pt_msm_plan_parts(nb), nwin), PT_MSM_PLAN_THREADS threads.
 extern "C" __global__ void __launch_bounds__(PT_MSM_PLAN_THREADS)
-pt_msm_plan(const uint32_t* counts, uint32_t nb, uint32_t* cursor)
+pt_msm_plan_sums(const uint32_t* counts, uint32_t nb, uint32_t* parts)
+{
+    __shared__ uint32_t sh[PT_MSM_PLAN_THREADS];
+    const uint32_t* cnt = counts + (size_t)blockIdx.y * nb;
+    uint32_t b0, b1, sc = 0;
+    pt_plan_range(nb, b0, b1);
+    for (uint32_t b = b0; b < b1; b++) sc += cnt[b];
+    const uint32_t total = pt_plan_block_sum(sh, sc);
+    if (threadIdx.x == 0) parts[(size_t)blockIdx.y * gridDim.x + blockIdx.x] = total;
+}
+
+// grid and threads as pt_msm_plan_sums, after it.
+extern "C" __global__ void __launch_bounds__(PT_MSM_PLAN_THREADS)
+pt_msm_plan(const uint32_t* counts, uint32_t nb, const uint32_t* parts, uint32_t* cursor)
 {
     __shared__ uint32_t s_cnt[PT_MSM_PLAN_THREADS];
-    const uint32_t w = blockIdx.x, t = threadIdx.x;
-    const uint32_t per = (nb + PT_MSM_PLAN_THREADS - 1) / PT_MSM_PLAN_THREADS;
-    const uint32_t b0 = min(nb, t * per), b1 = min(nb, b0 + per);
+    const uint32_t w = blockIdx.y, p = blockIdx.x, t = threadIdx.x;
+    // the blocks before this one
+    const uint32_t* pw = parts + (size_t)w * gridDim.x;
+    uint32_t before = 0;
+    for (uint32_t q = t; q < p; q += PT_MSM_PLAN_THREADS) before += pw[q];
+    before = pt_plan_block_sum(s_cnt, before);
     const uint32_t* cnt = counts + (size_t)w * nb;
-    uint32_t sc = 0;
+    uint32_t b0, b1, sc = 0;
+    pt_plan_range(nb, b0, b1);
     for (uint32_t b = b0; b < b1; b++) sc += cnt[b];
     s_cnt[t] = sc;
     __syncthreads();
@@ -120,7 +162,7 @@ pt_msm_plan(const uint32_t* counts, uint32_t nb, uint32_t* cursor)
         s_cnt[t] += a;
         __syncthreads();
     }
-    uint32_t rc = s_cnt[t] - sc;
+    uint32_t rc = before + s_cnt[t] - sc;
     uint32_t* cur = cursor + (size_t)w * nb;
     for (uint32_t b = b0; b < b1; b++) {
         cur[b] = rc;

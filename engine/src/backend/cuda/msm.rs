@@ -9,6 +9,8 @@ use super::gpu::{Arg, Gpu};
 
 const DIGIT_THREADS: u32 = 256;
 const PLAN_THREADS: u32 = 1024;
+/// Buckets per block of the plan (`PT_MSM_PLAN_PART`).
+const PLAN_PART: u32 = PLAN_THREADS * 8;
 const ACC_THREADS: u32 = 128;
 const RED_THREADS: u32 = 128;
 const FIX_THREADS: u32 = 32;
@@ -207,6 +209,7 @@ pub struct Layout {
     sorted: usize,
     counts: usize,
     cursor: usize,
+    parts: usize,
     edge: usize,
     bsum: usize,
     head: usize,
@@ -226,6 +229,11 @@ pub struct Layout {
     pub total: usize,
 }
 
+/// Blocks of the plan a window (`pt_msm_plan_parts`).
+fn plan_parts(nb: u32) -> u32 {
+    nb.div_ceil(PLAN_PART)
+}
+
 fn align(x: usize) -> usize {
     (x + 255) & !255
 }
@@ -243,6 +251,7 @@ impl Layout {
         let sorted = take(nwin * n * 4);
         let counts = take(nwin * nb * 4);
         let cursor = take(nwin * nb * 4);
+        let parts = take(nwin * plan_parts(k.nb) as usize * 4);
         let edge = take(nwin * nchunk * 4);
         let bsum = take(nwin * nb * XYZZ);
         let head = take(nwin * nchunk * XYZZ);
@@ -272,6 +281,7 @@ impl Layout {
             sorted,
             counts,
             cursor,
+            parts,
             edge,
             bsum,
             head,
@@ -423,14 +433,18 @@ fn launch(
         0,
         &[Ptr(at(l.keys)), U32(n32), U32(k.nb), Ptr(at(l.counts))],
     )?;
+    let plan_grid = (plan_parts(k.nb), k.nwin);
+    let (counts, parts) = (Ptr(at(l.counts)), Ptr(at(l.parts)));
     gpu.launch(
         s,
-        &f.msm_plan,
-        (k.nwin, 1),
+        &f.msm_plan_sums,
+        plan_grid,
         PLAN_THREADS,
         0,
-        &[Ptr(at(l.counts)), U32(k.nb), Ptr(at(l.cursor))],
+        &[counts, U32(k.nb), parts],
     )?;
+    let args = [counts, U32(k.nb), parts, Ptr(at(l.cursor))];
+    gpu.launch(s, &f.msm_plan, plan_grid, PLAN_THREADS, 0, &args)?;
     gpu.launch(
         s,
         scatter,
@@ -868,14 +882,14 @@ mod tests {
         // (n, alv, agw, achunk, anchunk, total) from pt_msm_make_config(n, 0, 0, AUTO) and
         // pt_msm_scratch_layout in cuda/msm/config.cuh
         let want: [(usize, u32, u32, u32, u32, usize); 8] = [
-            (64, 2, 51, 8, 4, 53260544),
-            (1000, 4, 43, 8, 12, 58320896),
-            (1024, 5, 43, 8, 8, 58443520),
-            (65539, 4, 20, 8, 1024, 250589440),
-            (1048576, 5, 3, 8, 8192, 927104000),
-            (3000000, 4, 1, 8, 39822, 1485946880),
-            (16777216, 5, 1, 8, 131072, 5158851072),
-            (67108864, 5, 1, 32, 131072, 19006896384),
+            (64, 2, 51, 8, 4, 53260800),
+            (1000, 4, 43, 8, 12, 58321152),
+            (1024, 5, 43, 8, 8, 58443776),
+            (65539, 4, 20, 8, 1024, 250589696),
+            (1048576, 5, 3, 8, 8192, 927104256),
+            (3000000, 4, 1, 8, 39822, 1485947904),
+            (16777216, 5, 1, 8, 131072, 5158854400),
+            (67108864, 5, 1, 32, 131072, 19006908672),
         ];
         for (n, alv, agw, achunk, anchunk, total) in want {
             let k = Config::with_affine(n, true);
