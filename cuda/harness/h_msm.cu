@@ -135,8 +135,18 @@ struct Msm {
         PT_LAUNCH(pt_msm_plan_sums, grid_plan, dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb, parts);
         PT_LAUNCH(pt_msm_plan, grid_plan, dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb,
                   (const uint32_t*)parts, cursor);
-        if (shifted) PT_LAUNCH(pt_msm_scatter_shared, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
-        else PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
+        if (shifted) {
+            const uint32_t nbins = pt_msm_bin_count(k.nb);
+            uint32_t* bins = at<uint32_t>(lay.bins);
+            PT_LAUNCH(pt_msm_bins, dim3((nbins + 255) / 256), dim3(256), 0, (const uint32_t*)counts,
+                      (const uint32_t*)cursor, k.nb, bins);
+            PT_LAUNCH(pt_msm_scatter_bins, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, bins, cursor, sorted);
+            CK(cudaFuncSetAttribute(pt_msm_bin_sort, cudaFuncAttributeMaxDynamicSharedMemorySize, pt_msm_bin_smem()));
+            PT_LAUNCH(pt_msm_bin_sort, dim3(nbins), dim3(PT_MSM_BIN_THREADS), pt_msm_bin_smem(), (const uint32_t*)keys,
+                      (const uint32_t*)counts, k.nb, (const uint32_t*)bins, cursor, sorted);
+        } else {
+            PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
+        }
         mark(false);
         if (k.alv) {
             affine(pts, times);
@@ -651,6 +661,19 @@ static void special_cases(uint32_t n) {
     }
     check_small(sz + "bases from {P, -P, 2P, Q, -Q, R, infinity}, scalars +-1..4 (collisions at every level)", pts, s,
                 g_opt.msm_affine == 0 ? std::vector<uint32_t>{0} : std::vector<uint32_t>{0, PT_MSM_AFF_AUTO, 1, 2, 3, 8});
+    {
+        // digit 1 in every window of 7 scalars in 8: over shifted bases bucket 0 takes ~n W 7/8
+        // entries, more than a bin sorts in shared memory (PT_MSM_BIN_CAP at n = 2^10), so they
+        // go straight to their bucket while the random eighth takes the binned path
+        const uint32_t c = pt_msm_make_config_shifted(n, g_opt.msm_c, 0, 0).c;
+        Fr ones = H.fr.zero();
+        for (uint32_t bit = 0; bit < 254; bit += c) ones.l[bit / 64] |= 1ull << (bit % 64);
+        for (uint32_t i = 0; i < n; i++) {
+            pts[i] = pool[i % pool.size()];
+            s[i] = i % 8 ? ones : fr_canon_random();
+        }
+        check_small(sz + "digit 1 in every window of 7 scalars in 8 (a bin too big for shared memory)", pts, s);
+    }
     for (uint32_t i = 0; i < n; i++) {
         const uint64_t r = g() % 6;
         pts[i] = r < 2 ? P : r < 3 ? neg(P) : r < 4 ? Q : r < 5 ? P2 : inf;

@@ -139,9 +139,19 @@ PT_HD pt_msm_config pt_msm_make_config_shifted(uint32_t n, uint32_t c, uint32_t 
 // Scratch layout: byte offsets of each array inside one device allocation (256-aligned).
 PT_HD uint32_t pt_msm_plan_parts(uint32_t nb) { return (nb + PT_MSM_PLAN_PART - 1) / PT_MSM_PLAN_PART; }
 
+// The binned scatter of shifted bases (pippenger.cuh): bins of PT_MSM_BIN buckets, sorted in
+// shared memory when they hold at most PT_MSM_BIN_CAP entries (about 12,000 at the shifted
+// windows pt_msm_shifted_c picks, whatever n).
+#define PT_MSM_BIN 128
+#define PT_MSM_BIN_CAP 16384
+#define PT_MSM_BIN_THREADS 256
+PT_HD uint32_t pt_msm_bin_count(uint32_t nb) { return (nb + PT_MSM_BIN - 1) / PT_MSM_BIN; }
+PT_HD uint32_t pt_msm_bin_smem() { return (PT_MSM_BIN_CAP + PT_MSM_BIN) * 4; }
+
 struct pt_msm_scratch {
-    // parts: the plan's per-block sums of bucket sizes, pt_msm_plan_parts(nb) a window
-    size_t keys, sorted, counts, cursor, parts, edge, bsum, head, tail, segs, red, wins;
+    // parts: the plan's per-block sums of bucket sizes, pt_msm_plan_parts(nb) a window;
+    // bins: the binned scatter's bin cursors and big-bin flags, 2 * pt_msm_bin_count(nb) a window
+    size_t keys, sorted, counts, cursor, parts, bins, edge, bsum, head, tail, segs, red, wins;
     // batch-affine (empty when alv = 0); every size grows with n at the default window, so
     // the scratch of n points serves any smaller MSM:
     //   aend  4 * alv * max(agw * nb, aent / 8)   ends of every level's buckets (one group)
@@ -163,6 +173,7 @@ PT_HD pt_msm_scratch pt_msm_scratch_layout(uint32_t n, const pt_msm_config& k) {
     s.counts = o; o = pt_align256(o + (size_t)k.nwin * k.nb * 4);
     s.cursor = o; o = pt_align256(o + (size_t)k.nwin * k.nb * 4);
     s.parts = o;  o = pt_align256(o + (size_t)k.nwin * pt_msm_plan_parts(k.nb) * 4);
+    s.bins = o;   o = pt_align256(o + (size_t)k.nwin * 2 * pt_msm_bin_count(k.nb) * 4);
     s.edge = o;   o = pt_align256(o + (size_t)k.nwin * k.nchunk * 4);
     s.bsum = o;   o = pt_align256(o + (size_t)k.nwin * k.nb * P);
     s.head = o;   o = pt_align256(o + (size_t)k.nwin * k.nchunk * P);

@@ -9,7 +9,8 @@
 //   pt_msm_plan_sums, pt_msm_plan  per window: bucket starts (exclusive scan of the sizes),
 //                   by blocks of PT_MSM_PLAN_PART buckets.
 //   pt_msm_scatter  point index | sign -> its bucket's slot (counting sort); afterwards
-//                   cursor[b] is the end of bucket b.
+//                   cursor[b] is the end of bucket b. Over shifted bases (one set of buckets
+//                   for every window): pt_msm_bins, pt_msm_scatter_bins, pt_msm_bin_sort.
 //   pt_msm_chunks   one thread per `chunk` consecutive sorted entries of a window, so every
 //                   thread of a warp runs the same number of mixed additions whatever the
 //                   bucket sizes; buckets wholly inside a chunk go straight to bsum, a
@@ -171,29 +172,83 @@ pt_msm_plan(const uint32_t* counts, uint32_t nb, const uint32_t* parts, uint32_t
 }
 
 // grid = (ceil(n / 256), nwin), 256 threads. Advances cursor[w][b] to the bucket's end.
-// SHARED (shifted bases): one set of buckets, one sorted list of n * nwin entries, and the
-// entry names the shifted base w * n + i.
-template <bool SHARED>
-PT_FI void pt_msm_scatter_impl(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor,
-                               uint32_t* sorted)
+extern "C" __global__ void __launch_bounds__(256)
+pt_msm_scatter(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, uint32_t* sorted)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y;
     if (i >= n) return;
     const uint32_t key = keys[(size_t)w * n + i];
     if (key == PT_MSM_SKIP) return;
-    const size_t set = SHARED ? 0 : (size_t)w * nb, list = SHARED ? 0 : (size_t)w * n;
-    const uint32_t pos = atomicAdd(&cursor[set + (key & 0x7fffffffu)], 1u);
-    sorted[list + pos] = (SHARED ? w * n + i : i) | (key & 0x80000000u);
+    const uint32_t pos = atomicAdd(&cursor[(size_t)w * nb + (key & 0x7fffffffu)], 1u);
+    sorted[(size_t)w * n + pos] = i | (key & 0x80000000u);
 }
+
+// Shifted bases: one set of nb buckets (up to 2^23) over the n * W entries, whose entry names
+// the shifted base w * n + i. Scattering them straight into their buckets writes 4 bytes at a
+// time into nb streams, far more open lines than L2 holds (65.9 ms at 2^26). Instead, in bins
+// of PT_MSM_BIN buckets:
+//   pt_msm_bins          bins[g] = start of bin g, bins[nbins + g] = 1 when it holds more
+//                        than PT_MSM_BIN_CAP entries (a big bin)
+//   pt_msm_scatter_bins  each entry to the next slot of its bin: few enough streams for L2 to
+//                        fill whole lines; a big bin's entries go straight to their bucket
+//   pt_msm_bin_sort      a block a bin: its entries into shared memory, then each to its
+//                        bucket's slot inside the bin (the key read back from `keys`)
+// after which cursor[b] is the end of bucket b, as after pt_msm_scatter.
+
+// grid = ceil(nbins / 256), 256 threads; cursor: the bucket starts (pt_msm_plan).
 extern "C" __global__ void __launch_bounds__(256)
-pt_msm_scatter(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, uint32_t* sorted)
+pt_msm_bins(const uint32_t* counts, const uint32_t* cursor, uint32_t nb, uint32_t* bins)
 {
-    pt_msm_scatter_impl<false>(keys, n, nb, cursor, sorted);
+    const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x, nbins = pt_msm_bin_count(nb);
+    if (g >= nbins) return;
+    const uint32_t b0 = g * PT_MSM_BIN, b1 = min(nb, b0 + PT_MSM_BIN);
+    uint32_t size = 0;
+    for (uint32_t b = b0; b < b1; b++) size += counts[b];
+    bins[g] = cursor[b0];
+    bins[nbins + g] = size > PT_MSM_BIN_CAP;
 }
+
+// grid = (ceil(n / 256), W), 256 threads.
 extern "C" __global__ void __launch_bounds__(256)
-pt_msm_scatter_shared(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, uint32_t* sorted)
+pt_msm_scatter_bins(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* bins, uint32_t* cursor,
+                    uint32_t* sorted)
 {
-    pt_msm_scatter_impl<true>(keys, n, nb, cursor, sorted);
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y;
+    if (i >= n) return;
+    const uint32_t key = keys[(size_t)w * n + i];
+    if (key == PT_MSM_SKIP) return;
+    const uint32_t b = key & 0x7fffffffu, g = b / PT_MSM_BIN;
+    const uint32_t pos = bins[pt_msm_bin_count(nb) + g] ? atomicAdd(&cursor[b], 1u) : atomicAdd(&bins[g], 1u);
+    sorted[pos] = (w * n + i) | (key & 0x80000000u);
+}
+
+// grid = nbins, PT_MSM_BIN_THREADS threads, pt_msm_bin_smem() bytes of dynamic shared memory.
+extern "C" __global__ void __launch_bounds__(PT_MSM_BIN_THREADS)
+pt_msm_bin_sort(const uint32_t* keys, const uint32_t* counts, uint32_t nb, const uint32_t* bins,
+                uint32_t* cursor, uint32_t* sorted)
+{
+    PT_DYN_SMEM(uint32_t, sm);
+    uint32_t* lcur = sm + PT_MSM_BIN_CAP;  // PT_MSM_BIN bucket cursors inside the bin
+    const uint32_t g = blockIdx.x, t = threadIdx.x, nbins = pt_msm_bin_count(nb);
+    if (bins[nbins + g]) return;  // big: its entries went straight to their buckets
+    const uint32_t b0 = g * PT_MSM_BIN, nbk = min((uint32_t)PT_MSM_BIN, nb - b0);
+    const uint32_t start = cursor[b0], size = bins[g] - start;  // bins[g]: now the bin's end
+    if (t == 0) {
+        uint32_t run = 0;
+        for (uint32_t j = 0; j < nbk; j++) {
+            lcur[j] = run;
+            run += counts[b0 + j];
+        }
+    }
+    for (uint32_t e = t; e < size; e += PT_MSM_BIN_THREADS) sm[e] = sorted[start + e];
+    __syncthreads();
+    for (uint32_t e = t; e < size; e += PT_MSM_BIN_THREADS) {
+        const uint32_t entry = sm[e];
+        const uint32_t j = (keys[entry & 0x7fffffffu] & 0x7fffffffu) - b0;
+        sorted[start + atomicAdd(&lcur[j], 1u)] = entry;
+    }
+    __syncthreads();
+    for (uint32_t j = t; j < nbk; j += PT_MSM_BIN_THREADS) cursor[b0 + j] = start + lcur[j];
 }
 
 #include "batch_affine.cuh"

@@ -37,7 +37,9 @@ pub struct Functions {
     pub g2_to_jac: CudaFunction,
     pub g2_reduce: CudaFunction,
     pub msm_hist_shared: CudaFunction,
-    pub msm_scatter_shared: CudaFunction,
+    pub msm_bins: CudaFunction,
+    pub msm_scatter_bins: CudaFunction,
+    pub msm_bin_sort: CudaFunction,
     pub msm_shift: CudaFunction,
     pub msm_shift_affine: CudaFunction,
     pub g1_to_affine: CudaFunction,
@@ -48,6 +50,8 @@ pub struct Functions {
 
 /// Dynamic shared memory of `pt_ntt_pass` for k ≥ 11 (cuda/README.md).
 pub const NTT_SMEM_MAX: u32 = 73_728;
+/// Dynamic shared memory of `pt_msm_bin_sort` (`pt_msm_bin_smem`: PT_MSM_BIN_CAP + PT_MSM_BIN words).
+pub const BIN_SORT_SMEM: u32 = (16_384 + 128) * 4;
 
 pub struct Gpu {
     pub ordinal: usize,
@@ -102,7 +106,9 @@ impl Gpu {
             g2_to_jac: get("pt_g2_to_jac")?,
             g2_reduce: get("pt_g2_reduce")?,
             msm_hist_shared: get("pt_msm_hist_shared")?,
-            msm_scatter_shared: get("pt_msm_scatter_shared")?,
+            msm_bins: get("pt_msm_bins")?,
+            msm_scatter_bins: get("pt_msm_scatter_bins")?,
+            msm_bin_sort: get("pt_msm_bin_sort")?,
             msm_shift: get("pt_msm_shift")?,
             msm_shift_affine: get("pt_msm_shift_affine")?,
             g1_to_affine: get("pt_g1_to_affine")?,
@@ -114,6 +120,12 @@ impl Gpu {
             .set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 NTT_SMEM_MAX as i32,
+            )
+            .map_err(cuda)?;
+        f.msm_bin_sort
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                BIN_SORT_SMEM as i32,
             )
             .map_err(cuda)?;
         let name = ctx.name().unwrap_or_default();

@@ -5,12 +5,15 @@
 use anyhow::Result;
 use cudarc::driver::CudaStream;
 
-use super::gpu::{Arg, Gpu};
+use super::gpu::{Arg, Gpu, BIN_SORT_SMEM};
 
 const DIGIT_THREADS: u32 = 256;
 const PLAN_THREADS: u32 = 1024;
 /// Buckets per block of the plan (`PT_MSM_PLAN_PART`).
 const PLAN_PART: u32 = PLAN_THREADS * 8;
+/// Buckets per bin of the shifted bases' scatter (`PT_MSM_BIN`) and threads of its sort.
+const BIN: u32 = 128;
+const BIN_THREADS: u32 = 256;
 const ACC_THREADS: u32 = 128;
 const RED_THREADS: u32 = 128;
 const FIX_THREADS: u32 = 32;
@@ -210,6 +213,7 @@ pub struct Layout {
     counts: usize,
     cursor: usize,
     parts: usize,
+    bins: usize,
     edge: usize,
     bsum: usize,
     head: usize,
@@ -252,6 +256,7 @@ impl Layout {
         let counts = take(nwin * nb * 4);
         let cursor = take(nwin * nb * 4);
         let parts = take(nwin * plan_parts(k.nb) as usize * 4);
+        let bins = take(nwin * 2 * k.nb.div_ceil(BIN) as usize * 4);
         let edge = take(nwin * nchunk * 4);
         let bsum = take(nwin * nb * XYZZ);
         let head = take(nwin * nchunk * XYZZ);
@@ -282,6 +287,7 @@ impl Layout {
             counts,
             cursor,
             parts,
+            bins,
             edge,
             bsum,
             head,
@@ -400,9 +406,9 @@ fn launch(
         Some(sh) => (sh.windows, n * sh.windows as usize),
         None => (k.nwin, n),
     };
-    let (hist, scatter) = match shifted {
-        Some(_) => (&gpu.f.msm_hist_shared, &gpu.f.msm_scatter_shared),
-        None => (&gpu.f.msm_hist, &gpu.f.msm_scatter),
+    let hist = match shifted {
+        Some(_) => &gpu.f.msm_hist_shared,
+        None => &gpu.f.msm_hist,
     };
     let l = Layout::new(entries, k);
     let at = |o: usize| scratch + o as u64;
@@ -445,20 +451,27 @@ fn launch(
     )?;
     let args = [counts, U32(k.nb), parts, Ptr(at(l.cursor))];
     gpu.launch(s, &f.msm_plan, plan_grid, PLAN_THREADS, 0, &args)?;
-    gpu.launch(
-        s,
-        scatter,
-        (blocks, windows),
-        256,
-        0,
-        &[
-            Ptr(at(l.keys)),
-            U32(n32),
-            U32(k.nb),
-            Ptr(at(l.cursor)),
-            Ptr(at(l.sorted)),
-        ],
-    )?;
+    let (keys, cursor, sorted) = (Ptr(at(l.keys)), Ptr(at(l.cursor)), Ptr(at(l.sorted)));
+    if shifted.is_some() {
+        // one set of buckets for every window: binned (cuda/msm/pippenger.cuh)
+        let (nbins, bins) = (k.nb.div_ceil(BIN), Ptr(at(l.bins)));
+        let args = [counts, cursor, U32(k.nb), bins];
+        gpu.launch(s, &f.msm_bins, (nbins.div_ceil(256), 1), 256, 0, &args)?;
+        let args = [keys, U32(n32), U32(k.nb), bins, cursor, sorted];
+        gpu.launch(s, &f.msm_scatter_bins, (blocks, windows), 256, 0, &args)?;
+        let args = [keys, counts, U32(k.nb), bins, cursor, sorted];
+        gpu.launch(
+            s,
+            &f.msm_bin_sort,
+            (nbins, 1),
+            BIN_THREADS,
+            BIN_SORT_SMEM,
+            &args,
+        )?;
+    } else {
+        let args = [keys, U32(n32), U32(k.nb), cursor, sorted];
+        gpu.launch(s, &f.msm_scatter, (blocks, windows), 256, 0, &args)?;
+    }
     if k.alv > 0 {
         affine(gpu, s, points, n32, k, &l, scratch)?;
     } else {
@@ -882,14 +895,14 @@ mod tests {
         // (n, alv, agw, achunk, anchunk, total) from pt_msm_make_config(n, 0, 0, AUTO) and
         // pt_msm_scratch_layout in cuda/msm/config.cuh
         let want: [(usize, u32, u32, u32, u32, usize); 8] = [
-            (64, 2, 51, 8, 4, 53260800),
-            (1000, 4, 43, 8, 12, 58321152),
-            (1024, 5, 43, 8, 8, 58443776),
-            (65539, 4, 20, 8, 1024, 250589696),
-            (1048576, 5, 3, 8, 8192, 927104256),
-            (3000000, 4, 1, 8, 39822, 1485947904),
-            (16777216, 5, 1, 8, 131072, 5158854400),
-            (67108864, 5, 1, 32, 131072, 19006908672),
+            (64, 2, 51, 8, 4, 53261312),
+            (1000, 4, 43, 8, 12, 58321664),
+            (1024, 5, 43, 8, 8, 58444288),
+            (65539, 4, 20, 8, 1024, 250594816),
+            (1048576, 5, 3, 8, 8192, 927137024),
+            (3000000, 4, 1, 8, 39822, 1486070784),
+            (16777216, 5, 1, 8, 131072, 5159280384),
+            (67108864, 5, 1, 32, 131072, 19008481536),
         ];
         for (n, alv, agw, achunk, anchunk, total) in want {
             let k = Config::with_affine(n, true);
