@@ -62,6 +62,10 @@ __global__ void tk_gen_sum(g1_affine_t* out, const g1_affine_t* A, const g1_affi
     }
 }
 
+// Set: the binned scatter of shifted bases reads each key back instead of taking the bucket
+// from bsum (the path a bsum too small for a byte an entry takes).
+static bool g_bin_gather = false;
+
 struct Msm {
     pt_msm_config k;
     pt_msm_scratch lay;
@@ -140,10 +144,12 @@ struct Msm {
             uint32_t* bins = at<uint32_t>(lay.bins);
             PT_LAUNCH(pt_msm_bins, dim3((nbins + 255) / 256), dim3(256), 0, (const uint32_t*)counts,
                       (const uint32_t*)cursor, k.nb, bins);
-            PT_LAUNCH(pt_msm_scatter_bins, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, bins, cursor, sorted);
+            uint8_t* fine = pt_msm_bin_fine_fits(k.nb, entries) && !g_bin_gather ? (uint8_t*)bsum : nullptr;
+            PT_LAUNCH(pt_msm_scatter_bins, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, bins, cursor, sorted,
+                      fine);
             CK(cudaFuncSetAttribute(pt_msm_bin_sort, cudaFuncAttributeMaxDynamicSharedMemorySize, pt_msm_bin_smem()));
             PT_LAUNCH(pt_msm_bin_sort, dim3(nbins), dim3(PT_MSM_BIN_THREADS), pt_msm_bin_smem(), (const uint32_t*)keys,
-                      (const uint32_t*)counts, k.nb, (const uint32_t*)bins, cursor, sorted);
+                      (const uint8_t*)fine, (const uint32_t*)counts, k.nb, (const uint32_t*)bins, cursor, sorted);
         } else {
             PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
         }
@@ -673,6 +679,10 @@ static void special_cases(uint32_t n) {
             s[i] = i % 8 ? ones : fr_canon_random();
         }
         check_small(sz + "digit 1 in every window of 7 scalars in 8 (a bin too big for shared memory)", pts, s);
+        for (uint32_t i = 0; i < n; i++) s[i] = fr_canon_random();
+        g_bin_gather = true;
+        check_small(sz + "random scalars, shifted bases' bins sorted by keys read back", pts, s, {});
+        g_bin_gather = false;
     }
     for (uint32_t i = 0; i < n; i++) {
         const uint64_t r = g() % 6;

@@ -147,6 +147,8 @@ PT_HD uint32_t pt_msm_plan_parts(uint32_t nb) { return (nb + PT_MSM_PLAN_PART - 
 #define PT_MSM_BIN_THREADS 256
 PT_HD uint32_t pt_msm_bin_count(uint32_t nb) { return (nb + PT_MSM_BIN - 1) / PT_MSM_BIN; }
 PT_HD uint32_t pt_msm_bin_smem() { return (PT_MSM_BIN_CAP + PT_MSM_BIN) * 4; }
+// Whether bsum (192 bytes a bucket) holds the binned scatter's byte an entry.
+PT_HD bool pt_msm_bin_fine_fits(uint32_t nb, size_t entries) { return (size_t)nb * 192 >= entries; }
 
 struct pt_msm_scratch {
     // parts: the plan's per-block sums of bucket sizes, pt_msm_plan_parts(nb) a window;

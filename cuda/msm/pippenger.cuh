@@ -192,7 +192,9 @@ pt_msm_scatter(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* cursor, 
 //   pt_msm_scatter_bins  each entry to the next slot of its bin: few enough streams for L2 to
 //                        fill whole lines; a big bin's entries go straight to their bucket
 //   pt_msm_bin_sort      a block a bin: its entries into shared memory, then each to its
-//                        bucket's slot inside the bin (the key read back from `keys`)
+//                        bucket's slot inside the bin (from `fine`, written beside the entries;
+//                        the host lends it bsum, which only the accumulation writes, later;
+//                        without it the key is read back from `keys` at random, 2x slower)
 // after which cursor[b] is the end of bucket b, as after pt_msm_scatter.
 
 // grid = ceil(nbins / 256), 256 threads; cursor: the bucket starts (pt_msm_plan).
@@ -208,24 +210,27 @@ pt_msm_bins(const uint32_t* counts, const uint32_t* cursor, uint32_t nb, uint32_
     bins[nbins + g] = size > PT_MSM_BIN_CAP;
 }
 
-// grid = (ceil(n / 256), W), 256 threads.
+// grid = (ceil(n / 256), W), 256 threads. fine (n * W bytes, may be null): each entry's bucket
+// inside its bin, beside it, so that pt_msm_bin_sort need not read its key back at random.
 extern "C" __global__ void __launch_bounds__(256)
 pt_msm_scatter_bins(const uint32_t* keys, uint32_t n, uint32_t nb, uint32_t* bins, uint32_t* cursor,
-                    uint32_t* sorted)
+                    uint32_t* sorted, uint8_t* fine)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, w = blockIdx.y;
     if (i >= n) return;
     const uint32_t key = keys[(size_t)w * n + i];
     if (key == PT_MSM_SKIP) return;
     const uint32_t b = key & 0x7fffffffu, g = b / PT_MSM_BIN;
-    const uint32_t pos = bins[pt_msm_bin_count(nb) + g] ? atomicAdd(&cursor[b], 1u) : atomicAdd(&bins[g], 1u);
+    const bool big = bins[pt_msm_bin_count(nb) + g];
+    const uint32_t pos = big ? atomicAdd(&cursor[b], 1u) : atomicAdd(&bins[g], 1u);
     sorted[pos] = (w * n + i) | (key & 0x80000000u);
+    if (fine && !big) fine[pos] = (uint8_t)(b % PT_MSM_BIN);
 }
 
 // grid = nbins, PT_MSM_BIN_THREADS threads, pt_msm_bin_smem() bytes of dynamic shared memory.
 extern "C" __global__ void __launch_bounds__(PT_MSM_BIN_THREADS)
-pt_msm_bin_sort(const uint32_t* keys, const uint32_t* counts, uint32_t nb, const uint32_t* bins,
-                uint32_t* cursor, uint32_t* sorted)
+pt_msm_bin_sort(const uint32_t* keys, const uint8_t* fine, const uint32_t* counts, uint32_t nb,
+                const uint32_t* bins, uint32_t* cursor, uint32_t* sorted)
 {
     PT_DYN_SMEM(uint32_t, sm);
     uint32_t* lcur = sm + PT_MSM_BIN_CAP;  // PT_MSM_BIN bucket cursors inside the bin
@@ -244,7 +249,7 @@ pt_msm_bin_sort(const uint32_t* keys, const uint32_t* counts, uint32_t nb, const
     __syncthreads();
     for (uint32_t e = t; e < size; e += PT_MSM_BIN_THREADS) {
         const uint32_t entry = sm[e];
-        const uint32_t j = (keys[entry & 0x7fffffffu] & 0x7fffffffu) - b0;
+        const uint32_t j = fine ? fine[start + e] : (keys[entry & 0x7fffffffu] & 0x7fffffffu) - b0;
         sorted[start + atomicAdd(&lcur[j], 1u)] = entry;
     }
     __syncthreads();

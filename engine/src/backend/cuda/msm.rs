@@ -457,9 +457,16 @@ fn launch(
         let (nbins, bins) = (k.nb.div_ceil(BIN), Ptr(at(l.bins)));
         let args = [counts, cursor, U32(k.nb), bins];
         gpu.launch(s, &f.msm_bins, (nbins.div_ceil(256), 1), 256, 0, &args)?;
-        let args = [keys, U32(n32), U32(k.nb), bins, cursor, sorted];
+        // each entry's bucket inside its bin, a byte, in bsum (written only later, by the
+        // accumulation) when it holds them (`pt_msm_bin_fine_fits`); else read back from keys
+        let fine = if k.nb as usize * XYZZ >= entries {
+            Ptr(at(l.bsum))
+        } else {
+            Ptr(0)
+        };
+        let args = [keys, U32(n32), U32(k.nb), bins, cursor, sorted, fine];
         gpu.launch(s, &f.msm_scatter_bins, (blocks, windows), 256, 0, &args)?;
-        let args = [keys, counts, U32(k.nb), bins, cursor, sorted];
+        let args = [keys, fine, counts, U32(k.nb), bins, cursor, sorted];
         gpu.launch(
             s,
             &f.msm_bin_sort,
