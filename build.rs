@@ -2,8 +2,12 @@
 //! through $NVCC, $CUDA_HOME/bin or PATH. Without nvcc the binary builds with no kernels and
 //! says why at run time; with nvcc, a kernel that does not compile fails the build.
 //! PROVETOP_CUDA_ARCHS narrows the machine-code targets (e.g. "90"); PTX for the newest is
-//! always embedded so later GPUs can run it.
+//! always embedded so later GPUs can run it. A fatbin is kept in <target>/cuda-fatbin under a
+//! hash of the sources and the nvcc command, so `cargo clippy` and `cargo test`, whose build
+//! scripts run apart, compile the kernels once (two minutes of nvcc each on two cores).
 
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -26,18 +30,48 @@ fn find_nvcc() -> Option<PathBuf> {
     })
 }
 
-fn rerun_on_sources(dir: &Path) {
+/// Asks for a rerun when any kernel source under `dir` changes; returns those sources.
+fn rerun_on_sources(dir: &Path, found: &mut Vec<PathBuf>) {
     println!("cargo:rerun-if-changed={}", dir.display());
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
-                rerun_on_sources(&p);
+                rerun_on_sources(&p, found);
             } else if matches!(p.extension().and_then(|e| e.to_str()), Some("cu" | "cuh")) {
                 println!("cargo:rerun-if-changed={}", p.display());
+                found.push(p);
             }
         }
     }
+}
+
+/// Where a fatbin of these sources and this command is kept: <target>/cuda-fatbin/<hash>
+/// (OUT_DIR is <target>/<profile>/build/<package>/out), or None when that cannot be told.
+fn cached_fatbin(out_dir: &Path, mut sources: Vec<PathBuf>, cmd: &Command) -> Option<PathBuf> {
+    let target = out_dir.ancestors().nth(4)?;
+    let mut h = DefaultHasher::new();
+    sources.sort();
+    for p in &sources {
+        p.hash(&mut h);
+        std::fs::read(p).ok()?.hash(&mut h);
+    }
+    let nvcc = cmd.get_program();
+    nvcc.hash(&mut h);
+    // another nvcc installed at the same path
+    let meta = std::fs::metadata(nvcc).ok()?;
+    (meta.len(), meta.modified().ok()).hash(&mut h);
+    for a in cmd.get_args() {
+        if a.to_str().is_some_and(|a| a.ends_with("provetop.fatbin")) {
+            continue; // the output path differs between the build scripts' runs
+        }
+        a.hash(&mut h);
+    }
+    Some(
+        target
+            .join("cuda-fatbin")
+            .join(format!("{:016x}.fatbin", h.finish())),
+    )
 }
 
 fn main() {
@@ -45,7 +79,8 @@ fn main() {
     println!("cargo:rerun-if-env-changed=NVCC");
     println!("cargo:rerun-if-env-changed=CUDA_HOME");
     println!("cargo:rerun-if-env-changed=PROVETOP_CUDA_ARCHS");
-    rerun_on_sources(Path::new("cuda"));
+    let mut sources = Vec::new();
+    rerun_on_sources(Path::new("cuda"), &mut sources);
     let source = Path::new("cuda/provetop.cu");
     let Some(nvcc) = find_nvcc() else {
         println!("cargo:rustc-env=PROVETOP_KERNELS_MISSING=nvcc was not found when provetop was built (set NVCC or CUDA_HOME, or use scripts/run.sh)");
@@ -64,7 +99,8 @@ fn main() {
         .collect();
     archs.sort_unstable();
     let newest = *archs.last().expect("at least one architecture");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("provetop.fatbin");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let out = out_dir.join("provetop.fatbin");
     let mut cmd = Command::new(&nvcc);
     cmd.args(["--fatbin", "-O3", "-std=c++17", "-Xptxas", "-O3", "-o"])
         .arg(&out)
@@ -75,14 +111,27 @@ fn main() {
     cmd.arg(format!(
         "-gencode=arch=compute_{newest},code=compute_{newest}"
     ));
-    let status = cmd
-        .status()
-        .unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
-    assert!(
-        status.success(),
-        "nvcc failed to compile {}: see the errors above",
-        source.display()
-    );
+    let cache = cached_fatbin(&out_dir, sources, &cmd);
+    let reused = cache
+        .as_ref()
+        .is_some_and(|c| std::fs::copy(c, &out).is_ok());
+    if !reused {
+        let status = cmd
+            .status()
+            .unwrap_or_else(|e| panic!("running {}: {e}", nvcc.display()));
+        assert!(
+            status.success(),
+            "nvcc failed to compile {}: see the errors above",
+            source.display()
+        );
+        if let Some(c) = cache {
+            // best effort: a copy under a temporary name, then renamed into place
+            let tmp = c.with_extension("tmp");
+            let _ = std::fs::create_dir_all(c.parent().unwrap())
+                .and_then(|_| std::fs::copy(&out, &tmp))
+                .and_then(|_| std::fs::rename(&tmp, &c));
+        }
+    }
     let list: Vec<String> = archs
         .iter()
         .map(|a| format!("sm_{a}"))
