@@ -46,10 +46,11 @@ fn rerun_on_sources(dir: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
-/// Where a fatbin of these sources and this command is kept: <target>/cuda-fatbin/<hash>
-/// (OUT_DIR is <target>/<profile>/build/<package>/out), or None when that cannot be told.
-fn cached_fatbin(out_dir: &Path, mut sources: Vec<PathBuf>, cmd: &Command) -> Option<PathBuf> {
-    let target = out_dir.ancestors().nth(4)?;
+/// Where a fatbin of these sources and this command (writing `out` in OUT_DIR) is kept:
+/// <target>/cuda-fatbin/<hash> (OUT_DIR is <target>/<profile>/build/<package>/out), or None
+/// when that cannot be told.
+fn cached_fatbin(out: &Path, mut sources: Vec<PathBuf>, cmd: &Command) -> Option<PathBuf> {
+    let target = out.ancestors().nth(5)?;
     let mut h = DefaultHasher::new();
     sources.sort();
     for p in &sources {
@@ -61,12 +62,10 @@ fn cached_fatbin(out_dir: &Path, mut sources: Vec<PathBuf>, cmd: &Command) -> Op
     // another nvcc installed at the same path
     let meta = std::fs::metadata(nvcc).ok()?;
     (meta.len(), meta.modified().ok()).hash(&mut h);
-    for a in cmd.get_args() {
-        if a.to_str().is_some_and(|a| a.ends_with("provetop.fatbin")) {
-            continue; // the output path differs between the build scripts' runs
-        }
-        a.hash(&mut h);
-    }
+    // the output path differs between the build scripts' runs
+    cmd.get_args()
+        .filter(|a| Path::new(a) != out)
+        .for_each(|a| a.hash(&mut h));
     Some(
         target
             .join("cuda-fatbin")
@@ -99,8 +98,7 @@ fn main() {
         .collect();
     archs.sort_unstable();
     let newest = *archs.last().expect("at least one architecture");
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    let out = out_dir.join("provetop.fatbin");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("provetop.fatbin");
     let mut cmd = Command::new(&nvcc);
     cmd.args(["--fatbin", "-O3", "-std=c++17", "-Xptxas", "-O3", "-o"])
         .arg(&out)
@@ -111,7 +109,7 @@ fn main() {
     cmd.arg(format!(
         "-gencode=arch=compute_{newest},code=compute_{newest}"
     ));
-    let cache = cached_fatbin(&out_dir, sources, &cmd);
+    let cache = cached_fatbin(&out, sources, &cmd);
     let reused = cache
         .as_ref()
         .is_some_and(|c| std::fs::copy(c, &out).is_ok());

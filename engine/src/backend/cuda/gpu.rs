@@ -10,6 +10,7 @@ use cudarc::driver::{
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::msm::BIN_SORT_SMEM;
 use crate::telemetry::accounting::{self, DeviceCounters, Direction, VramPurpose};
 
 /// Our kernels, looked up once.
@@ -50,8 +51,6 @@ pub struct Functions {
 
 /// Dynamic shared memory of `pt_ntt_pass` for k ≥ 11 (cuda/README.md).
 pub const NTT_SMEM_MAX: u32 = 73_728;
-/// Dynamic shared memory of `pt_msm_bin_sort` (`pt_msm_bin_smem`: PT_MSM_BIN_CAP + PT_MSM_BIN words).
-pub const BIN_SORT_SMEM: u32 = (16_384 + 128) * 4;
 
 pub struct Gpu {
     pub ordinal: usize,
@@ -116,18 +115,17 @@ impl Gpu {
             g1_fixed_base: get("pt_g1_fixed_base")?,
             g2_fixed_base: get("pt_g2_fixed_base")?,
         };
-        f.ntt_pass
-            .set_attribute(
+        // kernels that take more than 48 KB of dynamic shared memory
+        for (k, bytes) in [
+            (&f.ntt_pass, NTT_SMEM_MAX),
+            (&f.msm_bin_sort, BIN_SORT_SMEM),
+        ] {
+            k.set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                NTT_SMEM_MAX as i32,
+                bytes as i32,
             )
             .map_err(cuda)?;
-        f.msm_bin_sort
-            .set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                BIN_SORT_SMEM as i32,
-            )
-            .map_err(cuda)?;
+        }
         let name = ctx.name().unwrap_or_default();
         let total_memory = ctx.total_mem().map_err(cuda)? as u64;
         let counters = accounting::device(&format!("gpu{ordinal}"));

@@ -5,15 +5,18 @@
 use anyhow::Result;
 use cudarc::driver::CudaStream;
 
-use super::gpu::{Arg, Gpu, BIN_SORT_SMEM};
+use super::gpu::{Arg, Gpu};
 
 const DIGIT_THREADS: u32 = 256;
 const PLAN_THREADS: u32 = 1024;
 /// Buckets per block of the plan (`PT_MSM_PLAN_PART`).
 const PLAN_PART: u32 = PLAN_THREADS * 8;
-/// Buckets per bin of the shifted bases' scatter (`PT_MSM_BIN`) and threads of its sort.
+/// The shifted bases' binned scatter: buckets per bin (`PT_MSM_BIN`), most entries a bin
+/// sorts in shared memory (`PT_MSM_BIN_CAP`), threads of the sort, its shared memory.
 const BIN: u32 = 128;
+const BIN_CAP: u32 = 16_384;
 const BIN_THREADS: u32 = 256;
+pub const BIN_SORT_SMEM: u32 = (BIN_CAP + BIN) * 4;
 const ACC_THREADS: u32 = 128;
 const RED_THREADS: u32 = 128;
 const FIX_THREADS: u32 = 32;
@@ -238,6 +241,11 @@ fn plan_parts(nb: u32) -> u32 {
     nb.div_ceil(PLAN_PART)
 }
 
+/// Bins of the shifted bases' scatter (`pt_msm_bin_count`).
+fn bin_count(nb: u32) -> u32 {
+    nb.div_ceil(BIN)
+}
+
 fn align(x: usize) -> usize {
     (x + 255) & !255
 }
@@ -256,7 +264,7 @@ impl Layout {
         let counts = take(nwin * nb * 4);
         let cursor = take(nwin * nb * 4);
         let parts = take(nwin * plan_parts(k.nb) as usize * 4);
-        let bins = take(nwin * 2 * k.nb.div_ceil(BIN) as usize * 4);
+        let bins = take(nwin * 2 * bin_count(k.nb) as usize * 4);
         let edge = take(nwin * nchunk * 4);
         let bsum = take(nwin * nb * XYZZ);
         let head = take(nwin * nchunk * XYZZ);
@@ -454,7 +462,7 @@ fn launch(
     let (keys, cursor, sorted) = (Ptr(at(l.keys)), Ptr(at(l.cursor)), Ptr(at(l.sorted)));
     if shifted.is_some() {
         // one set of buckets for every window: binned (cuda/msm/pippenger.cuh)
-        let (nbins, bins) = (k.nb.div_ceil(BIN), Ptr(at(l.bins)));
+        let (nbins, bins) = (bin_count(k.nb), Ptr(at(l.bins)));
         let args = [counts, cursor, U32(k.nb), bins];
         gpu.launch(s, &f.msm_bins, (nbins.div_ceil(256), 1), 256, 0, &args)?;
         // each entry's bucket inside its bin, a byte, in bsum (written only later, by the
