@@ -1,8 +1,17 @@
-//! Host memory primitives for the partition-sized copies of the GPU path: copies whose
-//! destination the CPU does not read again (page-locked blocks the copy engines read) go
-//! around the caches, so a destination line is not read from memory before it is overwritten.
+//! Host memory: how much the system has available, and the primitives for the partition-sized
+//! copies of the GPU path: copies whose destination the CPU does not read again (page-locked
+//! blocks the copy engines read) go around the caches, so a destination line is not read from
+//! memory before it is overwritten.
 
 use blstrs::Scalar;
+
+/// MemAvailable of /proc/meminfo, in bytes.
+pub fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
 
 /// The bytes of plain-old-data values (blst structs, integers) as they lie in memory.
 pub fn as_bytes<T>(s: &[T]) -> &[u8] {

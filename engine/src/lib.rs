@@ -11,6 +11,7 @@ pub mod config;
 pub mod control;
 pub mod curve;
 pub mod hostmem;
+pub mod memory;
 pub mod params;
 pub mod pipeline;
 pub mod prover;

@@ -5,8 +5,9 @@ mod common;
 
 use anyhow::Result;
 use provetop_engine::backend::cpu::CpuExecutor;
-use provetop_engine::backend::{BackendKind, DeviceFault, Executor, Gate, RegionInput, Steps};
-use provetop_engine::prover::RegionResult;
+use provetop_engine::backend::{
+    BackendKind, DeviceFault, Executor, Gate, RegionInput, RegionResult, Steps,
+};
 use provetop_engine::telemetry::{Bus, DeviceInfo, Event, JobState};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

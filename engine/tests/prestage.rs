@@ -8,11 +8,10 @@ use anyhow::Result;
 use blstrs::Scalar;
 use provetop_engine::backend::cpu::CpuExecutor;
 use provetop_engine::backend::{
-    BackendKind, Executor, Gate, Prestaged, RegionInput, Staged, Steps, Target,
+    BackendKind, Executor, Gate, Msms, Prestaged, RegionInput, RegionResult, Staged, Steps, Target,
 };
 use provetop_engine::circuit::Assignment;
 use provetop_engine::config::EngineConfig;
-use provetop_engine::prover::{Msms, RegionResult};
 use provetop_engine::telemetry::{Bus, DeviceInfo, Stage};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

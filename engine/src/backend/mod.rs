@@ -5,14 +5,13 @@ pub mod cpu;
 pub mod cuda;
 
 use anyhow::Result;
-use blstrs::Scalar;
+use blstrs::{G1Projective, G2Projective, Scalar};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::circuit::Assignment;
 use crate::params::Parameters;
-use crate::prover::{Msms, RegionResult};
 use crate::telemetry::Stage;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,6 +113,26 @@ impl From<&crate::config::EngineConfig> for RegionOptions {
             workers_per_device: c.gpu_workers_per_device,
         }
     }
+}
+
+/// The scalars of the A and B MSMs, gathered by density to line up with the queries' bases
+/// (bellperson drops the points at infinity, i.e. the unused variables, from A and B):
+/// `prover::prepare` makes them, an executor's region reads them.
+pub struct Msms {
+    /// Inputs (A is dense in inputs) then the aux variables A uses.
+    pub a: Vec<Scalar>,
+    /// The inputs, then the aux variables, that B uses.
+    pub b: Vec<Scalar>,
+}
+
+/// What a device computes for one partition: the H, L, A and B MSMs.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionResult {
+    pub h: G1Projective,
+    pub l: G1Projective,
+    pub a: G1Projective,
+    pub b_g1: G1Projective,
+    pub b_g2: Option<G2Projective>,
 }
 
 /// The evaluations and scalars a device works on for one partition.

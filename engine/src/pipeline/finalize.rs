@@ -12,7 +12,8 @@ use super::state::{Ready, State};
 use super::synthesis::{finish_partitions, PartitionEnd};
 use super::{Outcome, PartitionResult, Shared};
 use crate::backend::cpu::msm;
-use crate::prover::{self, Proof, RegionResult};
+use crate::backend::RegionResult;
+use crate::prover::{self, Proof};
 use crate::telemetry::{Event, Lane, ProofRecord, Span, Stage};
 
 pub(super) fn finalize(
@@ -27,7 +28,7 @@ pub(super) fn finalize(
         msms,
         loaded,
         mut stages,
-        bytes,
+        host,
         ..
     } = ready;
     let (job, partition) = (ticket.job, ticket.partition);
@@ -84,7 +85,7 @@ pub(super) fn finalize(
     let due = {
         let mut st = shared.state.lock();
         st.proving -= 1;
-        st.host_in_use -= bytes;
+        drop(host);
         report(shared, &mut st, record, proof, inputs)
     };
     shared.cv.notify_all();

@@ -26,7 +26,6 @@ use crate::telemetry::{Bus, Clock, ConfigChange, ProofRecord};
 use state::State;
 
 pub use schedule::{Scheduled, When};
-pub(crate) use state::available_memory;
 
 pub type JobId = u64;
 

@@ -92,7 +92,7 @@ fn sync(shared: &Arc<Shared>, st: &mut State, old: &EngineConfig) -> anyhow::Res
         st.prover_pool = pool("prover", cfg.prover_threads)?;
     }
     if cfg.host_memory_budget != old.host_memory_budget {
-        st.host_budget = host_budget(cfg.host_memory_budget);
+        st.host.set_limit(host_budget(cfg.host_memory_budget));
     }
     if cfg.lock != old.lock {
         for d in &mut st.devices {

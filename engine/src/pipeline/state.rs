@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use super::locks::{new_lock, DeviceLock};
 use super::{DeviceStatus, JobId, JobSpec, Shared, Status};
-use crate::backend::{Executor, Prestaged};
+use crate::backend::{Executor, Msms, Prestaged};
 use crate::circuit::Assignment;
 use crate::config::{Budget, EngineConfig};
+use crate::hostmem::available_memory;
+use crate::memory::{MemoryBudget, Reservation};
 use crate::params::store::Loaded;
-use crate::prover::Msms;
 use crate::telemetry::{ConfigChange, Stage};
 
 /// Synthesised partitions that may wait for a device, beyond those in synthesis. Keeps host
@@ -32,7 +33,9 @@ pub(crate) struct Ready {
     pub loaded: Arc<Loaded>,
     pub queued: Instant,
     pub stages: BTreeMap<Stage, f64>,
-    pub bytes: u64,
+    /// The partition's host memory in the budget, held until its proof is reported. Dropped
+    /// (or `release`d) with the state locked: the dispatcher waits on it there.
+    pub host: Reservation,
     /// The witness as a device's backend laid it out after synthesis (`prestage`).
     pub prestaged: Option<Prestaged>,
 }
@@ -77,8 +80,8 @@ pub(crate) struct State {
     pub devices: Vec<Device>,
     pub synthesis_pool: Arc<ThreadPool>,
     pub prover_pool: Arc<ThreadPool>,
-    pub host_budget: u64,
-    pub host_in_use: u64,
+    /// Host memory of partitions between synthesis and their proof (`host_memory_budget`).
+    pub host: Arc<MemoryBudget>,
     pub finished: u64,
     pub config_log: Vec<ConfigChange>,
     /// Changes waiting for the N-th finished partition.
@@ -104,20 +107,12 @@ pub(crate) fn host_budget(b: Budget) -> u64 {
     }
 }
 
-/// MemAvailable of /proc/meminfo, in bytes.
-pub(crate) fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 impl State {
     pub fn new(cfg: EngineConfig) -> Result<Self> {
         Ok(State {
             synthesis_pool: pool("synth", cfg.synthesis_threads)?,
             prover_pool: pool("prover", cfg.prover_threads)?,
-            host_budget: host_budget(cfg.host_memory_budget),
+            host: MemoryBudget::new(host_budget(cfg.host_memory_budget)),
             cfg,
             jobs: BTreeMap::new(),
             next_job: 0,
@@ -126,7 +121,6 @@ impl State {
             ready: VecDeque::new(),
             proving: 0,
             devices: vec![],
-            host_in_use: 0,
             finished: 0,
             config_log: vec![],
             after_partitions: vec![],
@@ -157,7 +151,7 @@ impl State {
             && self.synthesizing + self.ready.len() < self.synthesized_bound()
             // One partition is always admitted, so a budget smaller than a partition slows
             // the engine to one at a time instead of stopping it.
-            && (self.host_in_use == 0 || self.host_in_use + bytes <= self.host_budget)
+            && (self.host.in_use() == 0 || self.host.fits(bytes))
     }
 
     /// The most partitions synthesising or synthesised and waiting for a device at once.
@@ -173,7 +167,7 @@ impl State {
             queued: self.ready.len(),
             proving: self.proving,
             finished_partitions: self.finished,
-            host_bytes_in_use: self.host_in_use,
+            host_bytes_in_use: self.host.in_use(),
             devices: self
                 .devices
                 .iter()

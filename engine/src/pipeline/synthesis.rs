@@ -11,6 +11,7 @@ use super::state::{Job, Ready, Ticket};
 use super::{JobId, JobSpec, Outcome, Shared};
 use crate::backend::Executor;
 use crate::circuit::partition_seed;
+use crate::memory::Reservation;
 use crate::prover;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, ProofRecord, Span, Stage};
 
@@ -76,17 +77,15 @@ pub(super) fn cancel(shared: &Arc<Shared>, job: JobId) -> bool {
     // Partitions not yet started are dropped now; the others at their next safe point.
     let dropped = st.pending.iter().filter(|t| t.job == job).count() as u32;
     st.pending.retain(|t| t.job != job);
-    let mut freed = 0;
+    // Synthesised ones give their host memory back as they are dropped, here under the lock.
     let mut ready_dropped = 0;
     st.ready.retain(|r| {
         let keep = r.ticket.job != job;
         if !keep {
-            freed += r.bytes;
             ready_dropped += 1;
         }
         keep
     });
-    st.host_in_use -= freed;
     finish_partitions(
         shared,
         &mut st,
@@ -192,11 +191,12 @@ fn dispatch(shared: Arc<Shared>) {
             false => vec![],
         };
         st.synthesizing += 1;
-        st.host_in_use += bytes;
+        // Admitted by `can_synthesize`, beyond the budget when nothing else holds any.
+        let host = st.host.reserve(bytes);
         let pool = st.synthesis_pool.clone();
         drop(st);
         let shared = shared.clone();
-        pool.spawn(move || synthesize(&shared, ticket, spec, loaded, bytes, stagers));
+        pool.spawn(move || synthesize(&shared, ticket, spec, loaded, host, stagers));
     }
 }
 
@@ -206,7 +206,7 @@ fn synthesize(
     ticket: Ticket,
     spec: JobSpec,
     loaded: Arc<crate::params::store::Loaded>,
-    bytes: u64,
+    host: Reservation,
     stagers: Vec<Arc<dyn Executor>>,
 ) {
     let start = Instant::now();
@@ -260,7 +260,7 @@ fn synthesize(
                 loaded,
                 queued: end,
                 stages,
-                bytes,
+                host,
                 prestaged,
             });
             drop(st);
@@ -273,7 +273,7 @@ fn synthesize(
             }));
         }
         Err(e) => {
-            st.host_in_use -= bytes;
+            drop(host);
             let record = ProofRecord {
                 t: shared.clock.now(),
                 job: ticket.job,

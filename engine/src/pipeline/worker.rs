@@ -170,7 +170,7 @@ fn prove(
         .err()
         .and_then(|e| e.downcast_ref::<DeviceFault>())
     {
-        if fail_over(shared, device, fault, &ready) {
+        if fail_over(shared, device, fault, &mut ready) {
             return;
         }
     }
@@ -183,7 +183,7 @@ fn prove(
 /// synthesised again (synthesis is a function of the job's seed) for the other devices. False
 /// when no other device is in service: then the partition fails with the fault, as on any
 /// error, and the device stays (an engine without devices would hold its jobs forever).
-fn fail_over(shared: &Arc<Shared>, device: &str, fault: &DeviceFault, ready: &Ready) -> bool {
+fn fail_over(shared: &Arc<Shared>, device: &str, fault: &DeviceFault, ready: &mut Ready) -> bool {
     let mut st = shared.state.lock();
     let others = st
         .devices
@@ -203,7 +203,7 @@ fn fail_over(shared: &Arc<Shared>, device: &str, fault: &DeviceFault, ready: &Re
     }
     let (job, partition) = (ready.ticket.job, ready.ticket.partition);
     st.proving -= 1;
-    st.host_in_use -= ready.bytes;
+    ready.host.release();
     st.pending.push_front(Ticket { job, partition });
     drop(st);
     shared.bus.publish(Event::Job(JobEvent {

@@ -1,31 +1,13 @@
 //! Which scalars meet which query, and the assembly of A, B, C with randomisers r and s.
 
 use anyhow::{bail, Result};
-use blstrs::{G1Projective, G2Projective, Scalar};
+use blstrs::{G2Projective, Scalar};
 use group::{prime::PrimeCurveAffine, Curve};
 
 use super::Proof;
+use crate::backend::{Msms, RegionResult};
 use crate::circuit::Assignment;
 use crate::params::{Parameters, VerifyingKey};
-
-/// The scalars of the A and B MSMs, gathered by density to line up with the queries' bases
-/// (bellperson drops the points at infinity, i.e. the unused variables, from A and B).
-pub struct Msms {
-    /// Inputs (A is dense in inputs) then the aux variables A uses.
-    pub a: Vec<Scalar>,
-    /// The inputs, then the aux variables, that B uses.
-    pub b: Vec<Scalar>,
-}
-
-/// What a device computes for one partition: the H, L, A and B MSMs.
-#[derive(Clone, Copy, Debug)]
-pub struct RegionResult {
-    pub h: G1Projective,
-    pub l: G1Projective,
-    pub a: G1Projective,
-    pub b_g1: G1Projective,
-    pub b_g2: Option<G2Projective>,
-}
 
 /// Gathers the MSM scalars and checks the parameters fit the assignment.
 pub fn prepare(asg: &Assignment, params: &Parameters) -> Result<Msms> {

@@ -5,7 +5,7 @@ mod groth16;
 mod proof;
 mod verify;
 
-pub use groth16::{assemble, prepare, Msms, RegionResult};
+pub use groth16::{assemble, prepare};
 pub use proof::Proof;
 pub use verify::{verify, PreparedVerifyingKey, VerifyError};
 

@@ -10,8 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{BackendKind, Engine, Executor, Gate, RegionInput, Steps};
-use crate::prover::RegionResult;
+use super::{BackendKind, Engine, Executor, Gate, RegionInput, RegionResult, Steps};
 use crate::telemetry::Stage;
 use ntt::Domain;
 

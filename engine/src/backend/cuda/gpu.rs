@@ -1,5 +1,6 @@
 //! One GPU as the executor sees it: its context, our kernels, raw device buffers that account
-//! for themselves, streams, and timed events. Raw device pointers keep the kernel ABI of
+//! for themselves (in the telemetry counters and the device's memory budget), streams, and
+//! timed events. Raw device pointers keep the kernel ABI of
 //! cuda/README.md literal (every argument a pointer or a u32).
 
 use anyhow::{anyhow, Context, Result};
@@ -7,10 +8,13 @@ use cudarc::driver::sys::{self, CUevent};
 use cudarc::driver::{
     result, CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
 };
-use std::sync::Arc;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use super::msm::BIN_SORT_SMEM;
+use crate::memory::{MemoryBudget, Reservation};
 use crate::telemetry::accounting::{self, DeviceCounters, Direction, VramPurpose};
 
 /// Our kernels, looked up once.
@@ -59,12 +63,24 @@ pub struct Gpu {
     _module: Arc<CudaModule>,
     pub f: Functions,
     pub counters: Arc<DeviceCounters>,
+    /// The device memory every `DevBuf` on this GPU holds, whichever `Gpu` allocated it.
+    pub vram: Arc<MemoryBudget>,
     pub total_memory: u64,
+}
+
+/// The memory budget of GPU `ordinal`, one for the process as the telemetry counters are: no
+/// limit of its own (the driver's), each allocation under its caller's cap (`vram_budget`).
+fn vram_budget(ordinal: usize) -> Arc<MemoryBudget> {
+    static BUDGETS: OnceLock<Mutex<HashMap<usize, Arc<MemoryBudget>>>> = OnceLock::new();
+    let mut all = BUDGETS.get_or_init(Mutex::default).lock();
+    all.entry(ordinal)
+        .or_insert_with(|| MemoryBudget::new(u64::MAX))
+        .clone()
 }
 
 /// A driver error: the device, not the partition, is at fault (out-of-memory, which a
 /// partition recovers from, is `OutOfMemory` instead).
-fn cuda(e: result::DriverError) -> anyhow::Error {
+pub(super) fn cuda(e: result::DriverError) -> anyhow::Error {
     crate::backend::DeviceFault(e.to_string()).into()
 }
 
@@ -136,6 +152,7 @@ impl Gpu {
             _module: module,
             f,
             counters,
+            vram: vram_budget(ordinal),
             total_memory,
         }))
     }
@@ -154,8 +171,20 @@ impl Gpu {
         Ok((free as u64, total as u64))
     }
 
-    /// A device buffer of `bytes` for `purpose`; out-of-memory is reported as `OutOfMemory`.
+    /// A device buffer of `bytes` for `purpose`, counted in the device's budget whatever its
+    /// callers' caps; out-of-memory is reported as `OutOfMemory`.
     pub fn alloc(self: &Arc<Self>, bytes: usize, purpose: VramPurpose) -> Result<DevBuf> {
+        self.alloc_held(bytes, purpose, self.vram.reserve(bytes as u64))
+    }
+
+    /// `alloc` of the bytes `held` reserves in the device's budget; they go back with the
+    /// buffer, or at once when the allocation fails.
+    pub fn alloc_held(
+        self: &Arc<Self>,
+        bytes: usize,
+        purpose: VramPurpose,
+        held: Reservation,
+    ) -> Result<DevBuf> {
         self.bind()?;
         match unsafe { result::malloc_sync(bytes.max(256)) } {
             Ok(ptr) => {
@@ -165,6 +194,7 @@ impl Gpu {
                     bytes,
                     purpose,
                     gpu: self.clone(),
+                    _held: held,
                 })
             }
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
@@ -262,12 +292,14 @@ pub struct OutOfMemory {
     pub bytes: usize,
 }
 
-/// Device memory that returns itself and its accounting on drop.
+/// Device memory that returns itself and its accounting on drop (its share of the budget
+/// once the memory is free).
 pub struct DevBuf {
     pub ptr: u64,
     pub bytes: usize,
     purpose: VramPurpose,
     gpu: Arc<Gpu>,
+    _held: Reservation,
 }
 
 impl DevBuf {
@@ -362,172 +394,6 @@ impl Event {
     }
 }
 
-fn new_event() -> Result<CUevent> {
+pub(super) fn new_event() -> Result<CUevent> {
     result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(cuda)
-}
-
-/// Page-locked host memory the copy engines can read at full link speed.
-pub(super) struct Pinned {
-    pub ptr: *mut u8,
-    pub bytes: usize,
-    gpu: Arc<Gpu>,
-}
-
-impl Pinned {
-    /// `bytes` of page-locked memory, portable: every context (every GPU) may copy from it.
-    pub fn new(gpu: &Arc<Gpu>, bytes: usize) -> Result<Pinned> {
-        gpu.bind()?;
-        const PORTABLE: u32 = 1; // CU_MEMHOSTALLOC_PORTABLE
-        let ptr = match unsafe { result::malloc_host(bytes.max(1), PORTABLE) } {
-            Ok(p) => p as *mut u8,
-            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
-                return Err(OutOfMemory { bytes }.into())
-            }
-            Err(e) => return Err(cuda(e)),
-        };
-        Ok(Pinned {
-            ptr,
-            bytes,
-            gpu: gpu.clone(),
-        })
-    }
-
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: `bytes` bytes at `ptr` belong to this value alone.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
-    }
-}
-
-// SAFETY: plain bytes; readers only take shared slices.
-unsafe impl Sync for Pinned {}
-
-// SAFETY: the buffer is plain bytes owned by this value; access is serialised by `Staging`.
-unsafe impl Send for Pinned {}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        let _ = self.gpu.bind();
-        let _ = unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) };
-    }
-}
-
-/// Uploads through a ring of two pinned buffers: while the copy engine reads one, the CPU
-/// fills the other, so pageable data reaches the device at link speed with bounded pinned
-/// memory.
-pub struct Staging {
-    bufs: Vec<(Pinned, CUevent)>,
-    next: usize,
-}
-
-// SAFETY: the events and pinned buffers belong to one context and are used by one worker at a time.
-unsafe impl Send for Staging {}
-
-/// Bytes per pinned buffer.
-const STAGE_BYTES: usize = 64 << 20;
-
-/// The plain fill of a staged piece (see `Staging::upload_timed`).
-pub(super) fn copy_bytes(dst: &mut [u8], src: &[u8]) {
-    dst.copy_from_slice(src);
-}
-
-impl Staging {
-    pub fn new(gpu: &Arc<Gpu>) -> Result<Staging> {
-        gpu.bind()?;
-        let bufs = (0..2)
-            .map(|_| Ok((Pinned::new(gpu, STAGE_BYTES)?, new_event()?)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Staging { bufs, next: 0 })
-    }
-
-    /// Copies `src` to device address `dst` on `stream`; returns once the last piece is queued.
-    pub fn upload<T: Sync>(
-        &mut self,
-        gpu: &Gpu,
-        stream: &CudaStream,
-        dst: u64,
-        src: &[T],
-    ) -> Result<()> {
-        self.upload_pieces(gpu, stream, dst, src, &copy_bytes, None)
-    }
-
-    /// `upload`, marking each piece's copy on `tl` (`Timeline::pieces`): the time the copy
-    /// engine is busy, without the host copies into the pinned buffers between pieces. `fill`
-    /// writes each staged piece from the source's bytes (`copy_bytes` for a plain copy; pieces
-    /// of 1 MiB, so a fill may work in elements of up to that size).
-    pub fn upload_timed<T: Sync>(
-        &mut self,
-        gpu: &Gpu,
-        stream: &CudaStream,
-        dst: u64,
-        src: &[T],
-        fill: &(dyn Fn(&mut [u8], &[u8]) + Sync),
-        tl: &mut Timeline,
-    ) -> Result<()> {
-        self.upload_pieces(gpu, stream, dst, src, fill, Some(tl))
-    }
-
-    fn upload_pieces<T: Sync>(
-        &mut self,
-        gpu: &Gpu,
-        stream: &CudaStream,
-        dst: u64,
-        src: &[T],
-        fill: &(dyn Fn(&mut [u8], &[u8]) + Sync),
-        mut tl: Option<&mut Timeline>,
-    ) -> Result<()> {
-        use rayon::prelude::*;
-        let bytes = crate::hostmem::as_bytes(src);
-        for (i, piece) in bytes.chunks(STAGE_BYTES).enumerate() {
-            let (buf, done) = &self.bufs[self.next];
-            self.next = (self.next + 1) % self.bufs.len();
-            // The copy that last read this buffer must have finished before we refill it.
-            unsafe { result::event::synchronize(*done) }.map_err(cuda)?;
-            let staged =
-                unsafe { std::slice::from_raw_parts_mut(buf.ptr, buf.bytes.min(piece.len())) };
-            staged
-                .par_chunks_mut(1 << 20)
-                .zip(piece.par_chunks(1 << 20))
-                .for_each(|(d, s)| fill(d, s));
-            gpu.counters.host_copied(piece.len() as u64);
-            let before = tl.as_deref_mut().map(|t| t.mark(stream)).transpose()?;
-            gpu.h2d_pinned(stream, dst + (i * STAGE_BYTES) as u64, buf.ptr, piece.len())?;
-            unsafe { result::event::record(*done, stream.cu_stream()) }.map_err(cuda)?;
-            if let (Some(t), Some(m0)) = (tl.as_deref_mut(), before) {
-                let m1 = t.mark(stream)?;
-                t.pieces.push((m0, m1, piece.len() as u64));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Staging {
-    /// Copies `bytes` from the pinned buffers alone (no host copy): the link's own rate.
-    pub fn upload_pinned_only(
-        &mut self,
-        gpu: &Gpu,
-        stream: &CudaStream,
-        dst: u64,
-        bytes: usize,
-    ) -> Result<()> {
-        let mut done = 0;
-        while done < bytes {
-            let (buf, _) = &self.bufs[self.next];
-            self.next = (self.next + 1) % self.bufs.len();
-            let n = (bytes - done).min(buf.bytes);
-            gpu.h2d_pinned(stream, dst + done as u64, buf.ptr, n)?;
-            done += n;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        for (pinned, e) in self.bufs.drain(..) {
-            let _ = unsafe { result::event::synchronize(e) };
-            let _ = unsafe { result::event::destroy(e) };
-            drop(pinned);
-        }
-    }
 }

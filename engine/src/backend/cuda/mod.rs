@@ -2,13 +2,22 @@
 //! launched through the CUDA driver API (cudarc, loaded at run time). Without a driver, a GPU
 //! or kernels, the engine keeps running on the cpu backend and `probe` says why.
 
+/// The kernels' launch constants, read from cuda/msm and cuda/ntt by engine/build.rs.
+#[allow(dead_code)]
+mod consts {
+    include!(concat!(env!("OUT_DIR"), "/kernel_consts.rs"));
+}
 mod executor;
 mod gpu;
 pub mod msm;
 pub mod ntt;
 mod ops;
+mod pinned;
 mod prestage;
 mod products;
+mod region;
+mod srs;
+mod workspace;
 
 pub use ops::{NttKind, UploadRates};
 

@@ -1,24 +1,27 @@
-//! The host side of our NTT (cuda/ntt): the pass plan mirrored from cuda/ntt/plan.cuh, the
-//! twiddle and coset tables built on the device once per domain size, and the Groth16 H
-//! pipeline of cuda/README.md, all on the device with no host round trip.
+//! The host side of our NTT (cuda/ntt): the pass plan mirrored from cuda/ntt/plan.cuh (its
+//! constants from `consts`), the twiddle and coset tables built on the device once per domain
+//! size, and the Groth16 H pipeline of cuda/README.md, all on the device with no host round
+//! trip.
 
 use anyhow::Result;
 use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
+use super::consts::{
+    PT_NTT_C_COUNT, PT_NTT_C_G, PT_NTT_C_G_INV, PT_NTT_C_N_INV, PT_NTT_C_ZINV_NINV, PT_NTT_LOG_E,
+    PT_NTT_THREADS, PT_POW_RUN,
+};
 use super::gpu::{Arg, DevBuf, Gpu, NTT_SMEM_MAX};
 use crate::telemetry::accounting::VramPurpose;
 
-const THREADS: u32 = 256;
-const LOG_E: u32 = 11;
-const POW_RUN: u32 = 64;
+/// Threads a block of `pt_ntt_pass` and of `pt_fr_powers`.
+const THREADS: u32 = PT_NTT_THREADS;
 const FR: usize = 32;
 /// Indices into the constants `pt_ntt_consts` writes.
-const C_N_INV: u64 = 2;
-const C_G: u64 = 3;
-const C_G_INV: u64 = 4;
-const C_ZINV_NINV: u64 = 5;
-const C_COUNT: usize = 8;
+const C_N_INV: u64 = PT_NTT_C_N_INV as u64;
+const C_G: u64 = PT_NTT_C_G as u64;
+const C_G_INV: u64 = PT_NTT_C_G_INV as u64;
+const C_ZINV_NINV: u64 = PT_NTT_C_ZINV_NINV as u64;
 
 struct Plan {
     passes: u32,
@@ -28,7 +31,7 @@ struct Plan {
 fn plan(k: u32) -> Plan {
     Plan {
         passes: if k <= 9 { 1 } else { k.div_ceil(9) },
-        log_e: k.min(LOG_E),
+        log_e: k.min(PT_NTT_LOG_E),
     }
 }
 
@@ -48,7 +51,7 @@ pub struct Tables {
 impl Tables {
     pub fn build(gpu: &Arc<Gpu>, s: &CudaStream, k: u32) -> Result<Tables> {
         let n = 1usize << k;
-        let consts = gpu.alloc(C_COUNT * FR, VramPurpose::Scratch)?;
+        let consts = gpu.alloc(PT_NTT_C_COUNT as usize * FR, VramPurpose::Scratch)?;
         let table = || gpu.alloc(n * FR, VramPurpose::Scratch);
         let (omegas, g_fwd, g_inv) = (table()?, table()?, table()?);
         gpu.launch(
@@ -61,7 +64,7 @@ impl Tables {
         )?;
         let c = |i: u64| consts.ptr + i * FR as u64;
         let powers = |out: &DevBuf, base: u64, scale: u64| {
-            let blocks = (n as u32).div_ceil(POW_RUN * THREADS);
+            let blocks = (n as u32).div_ceil(PT_POW_RUN * THREADS);
             gpu.launch(
                 s,
                 &gpu.f.fr_powers,

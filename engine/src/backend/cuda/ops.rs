@@ -4,6 +4,7 @@
 use anyhow::Result;
 use blstrs::{G1Affine, G1Projective, Scalar};
 
+use super::consts::{PT_NTT_C_G, PT_NTT_C_G_INV, PT_NTT_C_N_INV};
 use super::executor::CudaExecutor;
 use super::gpu::{Arg, DevBuf};
 use super::{msm, ntt};
@@ -19,9 +20,9 @@ pub enum NttKind {
 
 const FR: usize = 32;
 /// Indices into the constants of `pt_ntt_consts`.
-const C_N_INV: u64 = 2;
-const C_G: u64 = 3;
-const C_G_INV: u64 = 4;
+const C_N_INV: u64 = PT_NTT_C_N_INV as u64;
+const C_G: u64 = PT_NTT_C_G as u64;
+const C_G_INV: u64 = PT_NTT_C_G_INV as u64;
 
 impl CudaExecutor {
     fn buf<T>(&self, data: &[T], purpose: VramPurpose) -> Result<DevBuf> {
@@ -130,7 +131,7 @@ impl CudaExecutor {
         let mut out = vec![0u8; msm::JACOBIAN];
         g.d2h(&s, &mut out, result.ptr)?;
         g.sync(&s)?;
-        Ok(super::executor::jacobian(&out))
+        Ok(msm::jacobian(&out))
     }
 
     /// Σ bases[idx[i]], the batch addition of scalar-one bases.
@@ -148,7 +149,7 @@ impl CudaExecutor {
         let mut out = vec![0u8; msm::JACOBIAN];
         g.d2h(&s, &mut out, result.ptr)?;
         g.sync(&s)?;
-        Ok(super::executor::jacobian(&out))
+        Ok(msm::jacobian(&out))
     }
 }
 
@@ -163,7 +164,7 @@ pub struct UploadRates {
 
 impl CudaExecutor {
     pub fn upload_rates(&self, bytes: usize) -> Result<UploadRates> {
-        use super::gpu::Staging;
+        use super::pinned::Staging;
         use std::time::Instant;
         let g = self.gpu();
         g.bind()?;

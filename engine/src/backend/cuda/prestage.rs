@@ -1,174 +1,22 @@
 //! Host staging right after synthesis: a partition's witness is laid out in page-locked memory
 //! by the synthesis worker that made it, so a device's worker later only starts copies, at link
-//! speed, with no host copy between them. Blocks come from a pool and go back to it when the
-//! partition's region is done.
+//! speed, with no host copy between them. Blocks come from the pool (`pinned`) and go back to
+//! it when the partition's region is done.
 
-use anyhow::Result;
 use blstrs::Scalar;
 use ff::Field;
-use parking_lot::Mutex;
 use rayon::prelude::*;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use super::gpu::{Gpu, Pinned};
-use crate::backend::{Prestaged, Target};
+use super::pinned::Block;
+use crate::backend::{Msms, Prestaged, Target};
 use crate::circuit::Assignment;
 use crate::hostmem::as_bytes;
-use crate::prover::Msms;
 use crate::telemetry::accounting::DeviceCounters;
 
 const FR: usize = 32;
 /// Elements per parallel piece of a fill.
 const PIECE: usize = 1 << 16;
-
-/// Page-locked blocks, reused across partitions, never more than `cap` bytes in all.
-pub(super) struct PinnedPool {
-    gpu: Arc<Gpu>,
-    cap: usize,
-    state: Mutex<PoolState>,
-}
-
-struct PoolState {
-    free: Vec<Pinned>,
-    allocated: usize,
-}
-
-/// The process's pool: page-locked memory is portable, so one pool serves every GPU. Its cap
-/// is a quarter of the memory available when it is first used.
-pub(super) fn pool(gpu: &Arc<Gpu>) -> Arc<PinnedPool> {
-    static POOL: OnceLock<Arc<PinnedPool>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let cap = crate::pipeline::available_memory().map_or(16 << 30, |m| (m / 4) as usize);
-        Arc::new(PinnedPool {
-            gpu: gpu.clone(),
-            cap,
-            state: Mutex::new(PoolState {
-                free: vec![],
-                allocated: 0,
-            }),
-        })
-    })
-    .clone()
-}
-
-impl PinnedPool {
-    /// A block of at least `bytes`: the smallest free one that fits, else a new one while the
-    /// cap allows (idle blocks too small are released to make room). None when blocks in use
-    /// hold the cap: the partition then stages as its region goes.
-    pub fn take(self: &Arc<Self>, bytes: usize) -> Result<Option<Block>> {
-        let mut st = self.state.lock();
-        let fits = st
-            .free
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.bytes >= bytes)
-            .min_by_key(|(_, p)| p.bytes)
-            .map(|(i, _)| i);
-        if let Some(i) = fits {
-            let pinned = st.free.swap_remove(i);
-            return Ok(Some(self.block(pinned)));
-        }
-        while st.allocated + bytes > self.cap {
-            let Some(p) = st.free.pop() else {
-                return Ok(None);
-            };
-            st.allocated -= p.bytes;
-        }
-        st.allocated += bytes;
-        drop(st);
-        match Pinned::new(&self.gpu, bytes) {
-            Ok(p) => Ok(Some(self.block(p))),
-            Err(e) => {
-                self.state.lock().allocated -= bytes;
-                Err(e)
-            }
-        }
-    }
-
-    /// Allocates blocks of `bytes` until `count` of at least that size are free, within the
-    /// cap, several at once (page-locking is slow: ~2 GB/s a block): a run pays it before its
-    /// first partition rather than one synthesis worker at a time. Returns the blocks free.
-    pub fn reserve(self: &Arc<Self>, bytes: usize, count: usize) -> Result<usize> {
-        let missing = {
-            let mut st = self.state.lock();
-            let have = st.free.iter().filter(|p| p.bytes >= bytes).count();
-            let room = (self.cap.saturating_sub(st.allocated)) / bytes.max(1);
-            let missing = count.saturating_sub(have).min(room);
-            st.allocated += missing * bytes;
-            missing
-        };
-        let made: Vec<Result<Pinned>> = std::thread::scope(|s| {
-            let jobs: Vec<_> = (0..missing)
-                .map(|_| s.spawn(|| Pinned::new(&self.gpu, bytes)))
-                .collect();
-            jobs.into_iter()
-                .map(|j| j.join().expect("allocating a page-locked block"))
-                .collect()
-        });
-        let mut st = self.state.lock();
-        let mut err = None;
-        for m in made {
-            match m {
-                Ok(p) => st.free.push(p),
-                Err(e) => {
-                    st.allocated -= bytes;
-                    err.get_or_insert(e);
-                }
-            }
-        }
-        match err {
-            Some(e) => Err(e),
-            None => Ok(st.free.iter().filter(|p| p.bytes >= bytes).count()),
-        }
-    }
-
-    fn block(self: &Arc<Self>, pinned: Pinned) -> Block {
-        Block {
-            pinned: Some(pinned),
-            pool: self.clone(),
-        }
-    }
-}
-
-/// A block taken from the pool; it goes back when dropped.
-pub(super) struct Block {
-    pinned: Option<Pinned>,
-    pool: Arc<PinnedPool>,
-}
-
-impl Block {
-    fn pinned(&self) -> &Pinned {
-        self.pinned.as_ref().expect("held until drop")
-    }
-
-    /// The address of byte `at`, for the copy engines.
-    pub fn ptr(&self, at: usize) -> *const u8 {
-        assert!(at <= self.pinned().bytes);
-        // SAFETY: in bounds, checked above.
-        unsafe { self.pinned().ptr.add(at) }
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        let p = self.pinned();
-        // SAFETY: the block's bytes; writers hold `&mut self`.
-        unsafe { std::slice::from_raw_parts(p.ptr, p.bytes) }
-    }
-
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        self.pinned
-            .as_mut()
-            .expect("held until drop")
-            .as_mut_slice()
-    }
-}
-
-impl Drop for Block {
-    fn drop(&mut self) {
-        if let Some(p) = self.pinned.take() {
-            self.pool.state.lock().free.push(p);
-        }
-    }
-}
 
 /// `len` elements at byte `at` of a block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -10,17 +10,19 @@ use cudarc::driver::CudaFunction;
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use super::gpu::{Arg, Gpu, Pinned};
+use super::consts::{PT_FIXED_BASE_THREADS, PT_TO_AFFINE_BATCH};
+use super::gpu::{Arg, Gpu};
 use super::msm::{G2_JACOBIAN, JACOBIAN};
+use super::pinned::Pinned;
 use crate::params::fixed_base::{windows, FixedBase, TableCurve};
 use crate::params::setup::Products;
 use crate::telemetry::accounting::VramPurpose;
 
 /// Scalars a launch takes: its Jacobian products are 0.6 GB in G1, 1.2 GB in G2.
 const PIECE: usize = 1 << 22;
-/// Threads a block (`PT_FIXED_BASE_THREADS`), points a thread of the affine conversion.
-const THREADS: u32 = 128;
-const AFFINE_BATCH: u32 = 16;
+/// Threads a block, points a thread of the affine conversion.
+const THREADS: u32 = PT_FIXED_BASE_THREADS;
+const AFFINE_BATCH: u32 = PT_TO_AFFINE_BATCH;
 
 pub(super) struct GpuProducts {
     pub gpu: Arc<Gpu>,

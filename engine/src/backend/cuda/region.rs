@@ -1,0 +1,560 @@
+//! One partition's region on a GPU, phase by phase in the order it runs: the plan (the witness
+//! MSMs' 0/1 split and the sizes it gives), staging in (the worker's buffers, the resident SRS,
+//! the NTT tables), the uploads on the copy stream, the kernels on the compute stream, and the
+//! read-back into the steps and points the region returns.
+
+use anyhow::Result;
+use blstrs::{G2Affine, G2Projective, Scalar};
+use cudarc::driver::CudaStream;
+use ff::Field;
+use group::Group;
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::executor::CudaExecutor;
+use super::gpu::{DevBuf, Gpu, Timeline};
+use super::msm;
+use super::ntt;
+use super::pinned::copy_bytes;
+use super::prestage::{self, Witness};
+use super::srs::{HQuery, Srs};
+use super::workspace::{h_scratch_bytes, StreamSet, Workspace, FR};
+use crate::backend::{Engine, Gate, RegionInput, RegionResult, Step, Steps};
+use crate::telemetry::Stage;
+
+/// An MSM whose scalars are split into the scalar-one bases and the rest.
+struct Split<'a> {
+    /// The scalars; they go up with every 1 replaced by 0 (`zero_ones`), so the tail MSM
+    /// skips them as it skips zeros.
+    tail: &'a [Scalar],
+    ones: Vec<u32>,
+    /// Scalars other than 0 and 1: the tail MSM's terms.
+    terms: usize,
+}
+
+/// A witness MSM's scalars: how many, how many are one, how many other than 0 and 1.
+#[derive(Clone, Copy)]
+struct Counts {
+    len: usize,
+    ones: usize,
+    terms: usize,
+}
+
+/// Finds the scalar-one positions: a read-only pass. The ones are zeroed while the scalars
+/// are staged for upload, so no second copy of the scalars is ever written.
+fn split(scalars: &[Scalar]) -> Split<'_> {
+    let ones: Vec<u32> = scalars
+        .par_iter()
+        .enumerate()
+        .filter(|(_, s)| **s == Scalar::ONE)
+        .map(|(i, _)| i as u32)
+        .collect();
+    let zeros = scalars
+        .par_iter()
+        .filter(|s| bool::from(s.is_zero()))
+        .count();
+    Split {
+        tail: scalars,
+        terms: scalars.len() - zeros - ones.len(),
+        ones,
+    }
+}
+
+/// What the region works out before it touches the device.
+struct Plan<'a> {
+    log2: u32,
+    n: usize,
+    /// The witness as laid out after synthesis, its 0/1 split done there.
+    staged: Option<&'a Witness>,
+    /// Else the 0/1 split done here.
+    splits: Option<[Split<'a>; 3]>,
+    /// Per witness MSM (L, A, B): its scalars and how many of them are ones.
+    counts: [Counts; 3],
+    /// The most scalars of an MSM: the workspace's room for each witness MSM.
+    msm_n: usize,
+    /// One MSM scratch for all of them.
+    msm_bytes: usize,
+}
+
+impl<'a> Plan<'a> {
+    fn new(input: &'a RegionInput<'_>, steps: &mut Steps) -> Plan<'a> {
+        let log2 = input.log2_domain;
+        let n = 1usize << log2;
+        // The witness MSMs' 0/1 split: done after synthesis when prestaged, else here.
+        let staged = input
+            .prestaged
+            .and_then(|p| p.data.as_any().downcast_ref::<Witness>());
+        let (splits, counts) = match staged {
+            Some(w) => (
+                None,
+                [0, 1, 2].map(|i| Counts {
+                    len: w.layout.tails[i].len,
+                    ones: w.layout.ones[i].len,
+                    terms: w.layout.terms[i],
+                }),
+            ),
+            None => {
+                let start = Instant::now();
+                let s = [split(input.aux), split(&input.msms.a), split(&input.msms.b)];
+                steps.push(Stage::Prep, Engine::Compute, start, 0);
+                let counts = s.each_ref().map(|sp| Counts {
+                    len: sp.tail.len(),
+                    ones: sp.ones.len(),
+                    terms: sp.terms,
+                });
+                (Some(s), counts)
+            }
+        };
+        let msm_n = counts.iter().fold(n - 1, |m, c| m.max(c.len));
+        // One MSM scratch for H (over its bases or their shifted copies) and the tails that
+        // run (B in G1's scalars are all bits: no tail), each sized by its terms.
+        let msm_bytes = counts
+            .iter()
+            .filter(|c| c.terms > 0)
+            .map(|c| msm::scratch_bytes(c.len, c.terms))
+            .fold(h_scratch_bytes(n - 1), usize::max);
+        Plan {
+            log2,
+            n,
+            staged,
+            splits,
+            counts,
+            msm_n,
+            msm_bytes,
+        }
+    }
+
+    /// a, b, c and the NTT scratch in the workspace.
+    fn abc_dst(&self, ws: &Workspace) -> [u64; 4] {
+        [0, 1, 2, 3].map(|i| ws.abc.at(i * self.n * FR))
+    }
+
+    /// Where witness MSM i's scalars and scalar-one positions go.
+    fn tail_dst(&self, ws: &Workspace, i: usize) -> (u64, u64) {
+        (
+            ws.scalars.at(i * self.msm_n * FR),
+            ws.idx.at(i * self.msm_n * 4),
+        )
+    }
+
+    /// How many evaluations a, b or c has before its padding to the domain.
+    fn abc_len(&self, input: &RegionInput<'_>, i: usize) -> usize {
+        self.staged
+            .map_or(input.abc[i].len(), |w| w.layout.abc[i].len)
+    }
+}
+
+/// What the region reads that stays on the device between partitions.
+struct Resident {
+    srs: Arc<Srs>,
+    /// B's query in G2, when B in G2 runs here.
+    g2_bases: Option<Arc<DevBuf>>,
+    tables: Arc<ntt::Tables>,
+}
+
+/// The uploads' marks on the copy stream.
+struct Uploaded {
+    /// Before the first copy and after the last.
+    start: usize,
+    end: usize,
+    /// After a, b and c each arrived (padding included).
+    abc: [usize; 3],
+    bytes: u64,
+}
+
+/// The compute stream's kernels, each stage between two marks of the timeline.
+struct Timed<'a> {
+    gpu: &'a Gpu,
+    stream: &'a CudaStream,
+    tl: &'a mut Timeline,
+    marks: Vec<(Stage, usize, usize)>,
+    /// `msm_double_buffer` off: a hard synchronisation after each MSM, for comparison.
+    sync_msms: bool,
+}
+
+impl Timed<'_> {
+    fn run(&mut self, stage: Stage, f: impl FnOnce() -> Result<()>) -> Result<()> {
+        let m0 = self.tl.mark(self.stream)?;
+        f()?;
+        let m1 = self.tl.mark(self.stream)?;
+        self.marks.push((stage, m0, m1));
+        if self.sync_msms
+            && matches!(
+                stage,
+                Stage::MsmH | Stage::MsmL | Stage::MsmA | Stage::MsmBG1
+            )
+        {
+            // A hard synchronisation between MSMs, for comparison with none.
+            self.gpu.sync(self.stream)?;
+        }
+        Ok(())
+    }
+}
+
+/// B in G2's sums of scalar-one bases: where the device leaves them and room for them here.
+type G2Parts = Option<(u64, Vec<u8>)>;
+
+impl CudaExecutor {
+    pub(super) fn region(
+        &self,
+        set: &mut StreamSet,
+        input: &RegionInput<'_>,
+        gate: &mut dyn Gate,
+        steps: &mut Steps,
+    ) -> Result<RegionResult> {
+        let o = input.opts;
+        let plan = Plan::new(input, steps);
+        let mut tl = Timeline::start(&set.compute)?;
+        // With prestage the upload happens before the lock; without, under it.
+        if !o.prestage {
+            self.stage_in(set, &plan, input, gate, steps)?;
+        } else {
+            self.workspace(set, plan.log2, (plan.msm_n, plan.msm_bytes), o.vram_budget)?;
+        }
+        let resident = self.resident(set, &plan, input, steps)?;
+        let up = self.upload(set, &plan, input, &mut tl)?;
+        if o.prestage {
+            self.stage_in(set, &plan, input, gate, steps)?;
+        }
+        gate.compute(steps);
+        let (marks, mut g2) = self.launch(set, &plan, &resident, input, &mut tl, &up)?;
+        let compute = &set.compute;
+        let ws = set.ws.as_ref().expect("workspace allocated");
+        let mut out = vec![0u8; 7 * msm::JACOBIAN];
+        let down0 = tl.mark(compute)?;
+        self.gpu.d2h(compute, &mut out, ws.results.ptr)?;
+        if let Some((at, parts)) = g2.as_mut() {
+            self.gpu.d2h(compute, parts, *at)?;
+        }
+        let down1 = tl.mark(compute)?;
+        self.gpu.sync(compute)?;
+        let down_bytes = (out.len() + g2.as_ref().map_or(0, |g| g.1.len())) as u64;
+        record(&tl, &up, &marks, (down0, down1, down_bytes), steps)?;
+        Ok(results(&out, &g2, resident.g2_bases.is_some(), input))
+    }
+
+    /// Waits at the gate for memory, then makes sure of the worker's buffers.
+    fn stage_in(
+        &self,
+        set: &mut StreamSet,
+        plan: &Plan<'_>,
+        input: &RegionInput<'_>,
+        gate: &mut dyn Gate,
+        steps: &mut Steps,
+    ) -> Result<()> {
+        let start = Instant::now();
+        gate.memory(steps);
+        let sizes = (plan.msm_n, plan.msm_bytes);
+        self.workspace(set, plan.log2, sizes, input.opts.vram_budget)?;
+        steps.push(Stage::Alloc, Engine::Compute, start, 0);
+        Ok(())
+    }
+
+    /// The parameter set's queries, B's G2 bases when B in G2 runs here, the NTT tables.
+    fn resident(
+        &self,
+        set: &mut StreamSet,
+        plan: &Plan<'_>,
+        input: &RegionInput<'_>,
+        steps: &mut Steps,
+    ) -> Result<Resident> {
+        let (p, o) = (input.params, input.opts);
+        let copy = set.copy.clone();
+        let srs = self.srs(&mut set.staging, &copy, p, &o, steps)?;
+        let g2_bases = match input.b_g2 {
+            true => Some(self.b_g2_bases(&srs, &mut set.staging, &copy, p, o.vram_budget)?),
+            false => None,
+        };
+        let tables = self.tables(&copy, plan.log2)?;
+        Ok(Resident {
+            srs,
+            g2_bases,
+            tables,
+        })
+    }
+
+    /// Everything the region reads goes up on the copy stream: a, b and c first (each
+    /// zero-padded to the domain, then marked, so the H pipeline starts on each as it
+    /// arrives), then the witness MSMs' scalars while the NTTs and H's MSM run.
+    fn upload(
+        &self,
+        set: &mut StreamSet,
+        plan: &Plan<'_>,
+        input: &RegionInput<'_>,
+        tl: &mut Timeline,
+    ) -> Result<Uploaded> {
+        let copy = set.copy.clone();
+        let ws = set.ws.as_ref().expect("workspace allocated");
+        let n = plan.n;
+        let start = tl.mark(&copy)?;
+        let mut bytes = 0u64;
+        let abc_dst = &plan.abc_dst(ws)[..3];
+        let mut abc = [0; 3];
+        if let Some(w) = plan.staged {
+            // Straight from the page-locked block: the copy engine's work alone.
+            let mut pieces = vec![];
+            for (i, dst) in abc_dst.iter().enumerate() {
+                pieces.push((*dst, w.layout.abc[i], FR));
+            }
+            for i in 0..3 {
+                let (scalars, idx) = plan.tail_dst(ws, i);
+                pieces.push((scalars, w.layout.tails[i], FR));
+                pieces.push((idx, w.layout.ones[i], 4));
+            }
+            for (p, (dst, sec, elem)) in pieces.into_iter().enumerate() {
+                let piece = sec.bytes(elem);
+                let m0 = tl.mark(&copy)?;
+                self.gpu
+                    .h2d_pinned(&copy, dst, w.block.ptr(sec.at), piece)?;
+                let m1 = tl.mark(&copy)?;
+                tl.pieces.push((m0, m1, piece as u64));
+                bytes += piece as u64;
+                if p < 3 {
+                    abc[p] = self.pad_abc(tl, &copy, dst, plan.abc_len(input, p), n)?;
+                }
+            }
+        } else {
+            for (i, (dst, v)) in abc_dst.iter().zip(&input.abc).enumerate() {
+                set.staging
+                    .upload_timed(&self.gpu, &copy, *dst, v, &copy_bytes, tl)?;
+                bytes += (v.len() * FR) as u64;
+                abc[i] = self.pad_abc(tl, &copy, *dst, plan.abc_len(input, i), n)?;
+            }
+            for (i, sp) in plan.splits.iter().flatten().enumerate() {
+                let (scalars, idx) = plan.tail_dst(ws, i);
+                if !sp.tail.is_empty() {
+                    set.staging.upload_timed(
+                        &self.gpu,
+                        &copy,
+                        scalars,
+                        sp.tail,
+                        &prestage::zero_ones,
+                        tl,
+                    )?;
+                }
+                if !sp.ones.is_empty() {
+                    set.staging
+                        .upload_timed(&self.gpu, &copy, idx, &sp.ones, &copy_bytes, tl)?;
+                }
+                bytes += (sp.tail.len() * FR + sp.ones.len() * 4) as u64;
+            }
+        }
+        let end = tl.mark(&copy)?;
+        Ok(Uploaded {
+            start,
+            end,
+            abc,
+            bytes,
+        })
+    }
+
+    /// Zeroes a, b or c past its `len` evaluations to the domain's `n` on the copy stream and
+    /// marks the input ready.
+    fn pad_abc(
+        &self,
+        tl: &mut Timeline,
+        copy: &CudaStream,
+        dst: u64,
+        len: usize,
+        n: usize,
+    ) -> Result<usize> {
+        self.gpu
+            .zero_bytes(copy, dst + (len * FR) as u64, (n - len) * FR)?;
+        tl.mark(copy)
+    }
+
+    /// The H pipeline, H's MSM, then each witness MSM (the tail MSM, then the batch sum of its
+    /// scalar-one bases), then B in G2's sums of scalar-one bases.
+    fn launch(
+        &self,
+        set: &StreamSet,
+        plan: &Plan<'_>,
+        resident: &Resident,
+        input: &RegionInput<'_>,
+        tl: &mut Timeline,
+        up: &Uploaded,
+    ) -> Result<(Vec<(Stage, usize, usize)>, G2Parts)> {
+        let ws = set.ws.as_ref().expect("workspace allocated");
+        let (g, compute, n) = (&*self.gpu, &*set.compute, plan.n);
+        let [pa, pb, pc, scratch] = plan.abc_dst(ws);
+        let res = |i: usize| ws.results.at(i * msm::JACOBIAN);
+        // The NTTs of each input wait for its upload only (b's and c's arrive while a's and
+        // b's transforms run, so the span holds kernels), the witness MSMs for the rest.
+        let abc_up = up.abc.map(|m| tl.event(m));
+        let mut k = Timed {
+            gpu: g,
+            stream: compute,
+            tl,
+            marks: vec![],
+            sync_msms: !input.opts.msm_double_buffer,
+        };
+        abc_up[0].wait(compute)?;
+        let tables = &resident.tables;
+        k.run(Stage::NttH, || {
+            let mut ready = |i: usize| {
+                if i > 0 {
+                    abc_up[i].wait(compute)
+                } else {
+                    Ok(())
+                }
+            };
+            ntt::h_pipeline(g, compute, tables, [pa, pb, pc], scratch, &mut ready).map(|_| ())
+        })?;
+        k.run(Stage::MsmH, || match &resident.srs.h {
+            HQuery::Plain(h) => {
+                let nh = (n - 1, n - 1);
+                msm::enqueue(g, compute, h.ptr, pc, nh, ws.msm.ptr, res(0))
+            }
+            HQuery::Shifted(q, sh) => {
+                let q = (q.ptr, *sh);
+                msm::enqueue_shifted(g, compute, q, pc, n - 1, ws.msm.ptr, res(0))
+            }
+        })?;
+        k.tl.wait(compute, up.end)?;
+        let srs = &resident.srs;
+        let witness = [
+            (Stage::MsmL, srs.l.ptr),
+            (Stage::MsmA, srs.a.ptr),
+            (Stage::MsmBG1, srs.b_g1.ptr),
+        ];
+        for (i, (stage, bases)) in witness.into_iter().enumerate() {
+            let ((scalars, idx), r) = (plan.tail_dst(ws, i), 1 + 2 * i);
+            let Counts { len, ones, terms } = plan.counts[i];
+            k.run(stage, || {
+                if terms == 0 {
+                    return g.zero_bytes(compute, res(r), msm::JACOBIAN);
+                }
+                let sized = (len, terms);
+                msm::enqueue(g, compute, bases, scalars, sized, ws.msm.ptr, res(r))
+            })?;
+            k.run(Stage::BatchAdd, || {
+                if ones == 0 {
+                    return g.zero_bytes(compute, res(r + 1), msm::JACOBIAN);
+                }
+                msm::sum_enqueue(g, compute, bases, idx, ones, ws.sum.ptr, res(r + 1))
+            })?;
+        }
+        // B in G2: the scalar-one bases summed here in parts the host adds; the few other
+        // non-zero scalars go to the CPU (`results`).
+        let g2 = match &resident.g2_bases {
+            Some(bases) if plan.counts[2].ones > 0 => {
+                let count = plan.counts[2].ones;
+                let mut parts = 0;
+                k.run(Stage::MsmBG2, || {
+                    let idx = ws.idx.at(2 * plan.msm_n * 4);
+                    parts = msm::g2_sum_enqueue(g, compute, bases.ptr, idx, count, ws.g2.ptr)?;
+                    Ok(())
+                })?;
+                Some((
+                    parts,
+                    vec![0u8; msm::g2_sum_parts(count) * msm::G2_JACOBIAN],
+                ))
+            }
+            _ => None,
+        };
+        Ok((k.marks, g2))
+    }
+}
+
+/// The region's steps, placed on the host clock once its work has completed: the upload, its
+/// copy pieces, the kernels' stages, the read-back.
+fn record(
+    tl: &Timeline,
+    up: &Uploaded,
+    marks: &[(Stage, usize, usize)],
+    (down0, down1, down_bytes): (usize, usize, u64),
+    steps: &mut Steps,
+) -> Result<()> {
+    let step = |stage: Stage, engine: Engine, (m0, m1): (usize, usize), bytes: u64| {
+        Ok::<_, anyhow::Error>(Step {
+            stage,
+            engine,
+            start: tl.at(m0)?,
+            end: tl.at(m1)?,
+            bytes,
+        })
+    };
+    steps
+        .0
+        .push(step(Stage::H2d, Engine::H2d, (up.start, up.end), up.bytes)?);
+    for &(m0, m1, bytes) in &tl.pieces {
+        steps
+            .0
+            .push(step(Stage::Dma, Engine::H2d, (m0, m1), bytes)?);
+    }
+    for &(stage, m0, m1) in marks {
+        steps.0.push(step(stage, Engine::Compute, (m0, m1), 0)?);
+    }
+    steps
+        .0
+        .push(step(Stage::D2h, Engine::D2h, (down0, down1), down_bytes)?);
+    Ok(())
+}
+
+/// Σ bases[i]·scalars[i] over the scalars other than 0 and 1 (B's full-width tail), on the CPU.
+fn g2_rest(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
+    let (points, encoded): (Vec<G2Affine>, Vec<_>) = bases
+        .par_iter()
+        .zip(scalars)
+        .filter(|(_, s)| !bool::from(s.is_zero()) && **s != Scalar::ONE)
+        .map(|(p, s)| (*p, crate::curve::scalar_to_bytes(s)))
+        .unzip();
+    crate::curve::g2_pippenger(&points, &encoded)
+}
+
+/// The points from the device's results (H, then each witness MSM's tail and ones) and B in
+/// G2 from its parts and the CPU's tail.
+fn results(out: &[u8], g2: &G2Parts, b_g2: bool, input: &RegionInput<'_>) -> RegionResult {
+    let pt = |i: usize| msm::jacobian(&out[i * msm::JACOBIAN..(i + 1) * msm::JACOBIAN]);
+    let sum = |i: usize| {
+        let (t, o) = (pt(i), pt(i + 1));
+        // An all-zero buffer is blst's point at infinity (Z = 0) either way.
+        t + o
+    };
+    let b_g2 = b_g2.then(|| {
+        let ones = g2.as_ref().map_or(G2Projective::identity(), |(_, parts)| {
+            parts
+                .par_chunks_exact(msm::G2_JACOBIAN)
+                .map(msm::g2_jacobian)
+                .reduce(G2Projective::identity, |a, b| a + b)
+        });
+        ones + g2_rest(&input.params.b_g2, &input.msms.b)
+    });
+    RegionResult {
+        h: pt(0),
+        l: sum(1),
+        a: sum(3),
+        b_g1: sum(5),
+        b_g2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staged_scalars_have_their_ones_zeroed_and_positions_listed() {
+        let s = [
+            Scalar::ZERO,
+            Scalar::ONE,
+            Scalar::from(2u64),
+            -Scalar::ONE,
+            Scalar::ONE,
+        ];
+        let sp = split(&s);
+        assert_eq!(sp.ones, vec![1, 4]);
+        let bytes = |v: &[Scalar]| crate::hostmem::as_bytes(v).to_vec();
+        let mut staged = vec![0xAAu8; s.len() * FR];
+        prestage::zero_ones(&mut staged, &bytes(sp.tail));
+        let want = [
+            Scalar::ZERO,
+            Scalar::ZERO,
+            Scalar::from(2u64),
+            -Scalar::ONE,
+            Scalar::ZERO,
+        ];
+        assert_eq!(staged, bytes(&want));
+    }
+}

@@ -1,0 +1,131 @@
+//! A worker's device buffers (`Workspace`) and what they are sized by: a partition's domain, its
+//! witness MSMs' lengths and the MSM scratch of the largest. Kept between partitions of the
+//! same size; the room another worker's take is what H's shifted bases must leave.
+
+use anyhow::Result;
+use cudarc::driver::CudaStream;
+use std::sync::Arc;
+
+use super::executor::CudaExecutor;
+use super::gpu::DevBuf;
+use super::msm;
+use super::pinned::Staging;
+use crate::config::Budget;
+use crate::telemetry::accounting::VramPurpose;
+
+pub(super) const FR: usize = 32;
+
+/// Scratch of H's MSM over `n` bases, plain or shifted.
+pub(super) fn h_scratch_bytes(n: usize) -> usize {
+    let shifted = msm::shifted_scratch_bytes(n, msm::Shifted::for_points(n));
+    msm::scratch_bytes(n, n).max(shifted)
+}
+
+/// The sizes of a worker's buffers (`Workspace`) for a domain of 2^log2, witness MSMs of up to
+/// `msm_n` scalars and MSM scratch of `msm` bytes.
+struct WorkspaceSizes {
+    abc: usize,
+    scalars: usize,
+    idx: usize,
+    msm: usize,
+    sum: usize,
+    results: usize,
+    g2: usize,
+}
+
+impl WorkspaceSizes {
+    fn new(log2: u32, msm_n: usize, msm: usize) -> WorkspaceSizes {
+        WorkspaceSizes {
+            abc: 4 * (1usize << log2) * FR,
+            scalars: 3 * msm_n * FR,
+            idx: 3 * msm_n * 4,
+            msm,
+            sum: msm::sum_scratch_bytes(msm_n),
+            results: 8 * msm::JACOBIAN,
+            g2: msm::G2_SUM_SCRATCH_MAX,
+        }
+    }
+}
+
+/// Another worker's buffers at this size, for the room H's shifted bases must leave: its MSM
+/// scratch the most that H or an MSM of all `msm_n` scalars takes.
+pub(super) fn another_workers_bytes(log2: u32, msm_n: usize) -> usize {
+    let n = 1usize << log2;
+    let msm = h_scratch_bytes(n - 1).max(msm::scratch_bytes(msm_n, msm_n));
+    let w = WorkspaceSizes::new(log2, msm_n, msm);
+    w.abc + w.scalars + w.idx + w.msm + w.sum + w.results + w.g2
+}
+
+/// Device buffers of one worker, kept between partitions of the same size.
+pub(super) struct Workspace {
+    log2: u32,
+    msm_n: usize,
+    /// a, b, c, then NTT scratch: 4n Fr.
+    pub abc: DevBuf,
+    /// The L, A and B_G1 tail scalars (Montgomery) and one-indices, msm_n each.
+    pub scalars: DevBuf,
+    pub idx: DevBuf,
+    pub msm: DevBuf,
+    pub sum: DevBuf,
+    /// B in G2's sums of scalar-one bases.
+    pub g2: DevBuf,
+    pub results: DevBuf,
+}
+
+/// What one worker runs a region with: its streams, its staging ring, its buffers.
+pub(super) struct StreamSet {
+    pub compute: Arc<CudaStream>,
+    pub copy: Arc<CudaStream>,
+    pub staging: Staging,
+    pub ws: Option<Workspace>,
+}
+
+impl CudaExecutor {
+    /// The worker's buffers for a domain of 2^log2 and MSMs of up to `msm_n` points whose
+    /// scratch takes `msm_bytes`; kept while they fit.
+    pub(super) fn workspace(
+        &self,
+        set: &mut StreamSet,
+        log2: u32,
+        (msm_n, msm_bytes): (usize, usize),
+        budget: Budget,
+    ) -> Result<()> {
+        if set
+            .ws
+            .as_ref()
+            .is_some_and(|w| w.log2 == log2 && w.msm_n >= msm_n && w.msm.bytes >= msm_bytes)
+        {
+            return Ok(());
+        }
+        set.ws = None;
+        let a = |bytes, purpose| self.alloc(bytes, purpose, budget);
+        let z = WorkspaceSizes::new(log2, msm_n, msm_bytes);
+        set.ws = Some(Workspace {
+            log2,
+            msm_n,
+            abc: a(z.abc, VramPurpose::Abc)?,
+            scalars: a(z.scalars, VramPurpose::Scratch)?,
+            idx: a(z.idx, VramPurpose::Scratch)?,
+            msm: a(z.msm, VramPurpose::Buckets)?,
+            sum: a(z.sum, VramPurpose::Buckets)?,
+            results: a(z.results, VramPurpose::Scratch)?,
+            // Kept, not allocated per partition: freeing device memory waits for the whole
+            // device, the other worker's kernels included.
+            g2: a(z.g2, VramPurpose::Buckets)?,
+        });
+        Ok(())
+    }
+
+    /// An idle worker's streams and buffers, or new ones.
+    pub(super) fn take_set(&self) -> Result<StreamSet> {
+        if let Some(s) = self.idle.lock().pop() {
+            return Ok(s);
+        }
+        Ok(StreamSet {
+            compute: self.gpu.stream()?,
+            copy: self.gpu.stream()?,
+            staging: Staging::new(&self.gpu)?,
+            ws: None,
+        })
+    }
+}
