@@ -163,12 +163,15 @@ struct Uploaded {
     bytes: u64,
 }
 
+/// The kernels' stages, each between two marks of the timeline.
+type Marks = Vec<(Stage, usize, usize)>;
+
 /// The compute stream's kernels, each stage between two marks of the timeline.
 struct Timed<'a> {
     gpu: &'a Gpu,
     stream: &'a CudaStream,
     tl: &'a mut Timeline,
-    marks: Vec<(Stage, usize, usize)>,
+    marks: Marks,
     /// `msm_double_buffer` off: a hard synchronisation after each MSM, for comparison.
     sync_msms: bool,
 }
@@ -374,7 +377,7 @@ impl CudaExecutor {
         input: &RegionInput<'_>,
         tl: &mut Timeline,
         up: &Uploaded,
-    ) -> Result<(Vec<(Stage, usize, usize)>, G2Parts)> {
+    ) -> Result<(Marks, G2Parts)> {
         let ws = set.ws.as_ref().expect("workspace allocated");
         let (g, compute, n) = (&*self.gpu, &*set.compute, plan.n);
         let [pa, pb, pc, scratch] = plan.abc_dst(ws);
