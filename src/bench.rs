@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use provetop_engine::params::io;
 use provetop_engine::params::store::Loaded;
-use provetop_engine::telemetry::Stage;
+use provetop_telemetry::Stage;
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
@@ -134,7 +134,7 @@ fn report_json(
     let mut report = json!({
         "version": 1,
         "config": session.cfg,
-        "machine": provetop_engine::telemetry::MachineInfo::detect(),
+        "machine": provetop_telemetry::MachineInfo::detect(),
         "workload": {
             "name": plan.workload,
             "label": plan.workload.label(),
@@ -161,7 +161,7 @@ fn report_json(
         }
         // CPU time of the samplers and the exporter since the engine started (so including
         // parameter loading), against the cores over the run's wall time.
-        let cores = provetop_engine::config::cores() as f64;
+        let cores = provetop_telemetry::config::cores() as f64;
         report["telemetry"] = json!({
             "threads_cpu_seconds": telemetry_cpu,
             "cpu_ratio": telemetry_cpu / (out.wall_seconds().max(1e-9) * cores),
@@ -248,7 +248,7 @@ fn write_table(
 
 /// `gaps cpu0: idle 0.52 s · waiting_synthesis 0.41 s · no_work 0.11 s` (causes with time,
 /// largest first).
-pub fn gap_line(d: &provetop_engine::report::DeviceReport) -> String {
+pub fn gap_line(d: &provetop_telemetry::report::DeviceReport) -> String {
     let mut causes: Vec<(&str, f64)> = d
         .gaps
         .iter()

@@ -201,7 +201,7 @@ fn check_gpu(
 
     let cache = std::env::temp_dir().join("provetop-check-params");
     let store = ParamsStore::new(Some(cache), None);
-    let cpu = CpuExecutor::new(0, provetop_engine::config::cores())?;
+    let cpu = CpuExecutor::new(0, provetop_telemetry::config::cores())?;
     for w in [
         Workload::Synthetic {
             log2_constraints: 12.min(max_log2.max(4)),

@@ -2,7 +2,7 @@
 //! Flags override the file; an unknown key or a bad value names the key and exits with 2.
 
 use anyhow::{bail, Context, Result};
-use provetop_engine::config::EngineConfig;
+use provetop_telemetry::config::EngineConfig;
 use std::path::{Path, PathBuf};
 
 use crate::cli::EngineArgs;

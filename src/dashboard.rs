@@ -5,10 +5,10 @@
 
 use anyhow::{Context, Result};
 use crossbeam_channel::Receiver;
-use provetop_engine::control::Control;
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome};
-use provetop_engine::telemetry::record::{Recorder, Recording};
-use provetop_engine::telemetry::{Event, LogLine, Subscription};
+use provetop_telemetry::control::Control;
+use provetop_telemetry::record::{Recorder, Recording};
+use provetop_telemetry::{Event, LogLine, Subscription};
 use provetop_ui::app::RecordingStatus;
 use provetop_ui::replay::Replay;
 use provetop_ui::{terminal, App, AppOptions, UiSettings};
@@ -120,7 +120,7 @@ pub fn replay(
     let mut app = App::new(replay.session().clone(), settings, options(config, 1));
     if speed != 1.0 {
         replay.transport(
-            provetop_engine::control::Transport::Speed(speed),
+            provetop_telemetry::control::Transport::Speed(speed),
             &mut app,
             now,
         );

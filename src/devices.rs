@@ -28,7 +28,7 @@ pub fn main() -> anyhow::Result<i32> {
             g.memory_bytes as f64 / (1u64 << 30) as f64
         );
     }
-    println!("cpu:      {} cores", provetop_engine::config::cores());
+    println!("cpu:      {} cores", provetop_telemetry::config::cores());
     match resolve(BackendKind::Auto) {
         (BackendKind::Cuda, _) => println!("auto:     cuda on {} GPU(s)", p.usable().len()),
         (b, why) => println!("auto:     {b} ({})", why.unwrap_or_default()),

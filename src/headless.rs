@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use provetop_engine::pipeline::PartitionResult;
-use provetop_engine::telemetry::Stage;
+use provetop_telemetry::Stage;
 
 use crate::cli::EngineArgs;
 use crate::run;

@@ -2,9 +2,9 @@
 //! would have printed about it, built by the same `ReportBuilder` from the recorded events.
 
 use anyhow::Result;
-use provetop_engine::report::ReportBuilder;
-use provetop_engine::telemetry::record::{Hole, ReadReport, Record, Recording};
-use provetop_engine::telemetry::{Nanos, Stage};
+use provetop_telemetry::record::{Hole, ReadReport, Record, Recording};
+use provetop_telemetry::report::ReportBuilder;
+use provetop_telemetry::{Nanos, Stage};
 use serde_json::json;
 use std::io::Write;
 
@@ -33,7 +33,7 @@ pub fn main(args: &ReplayArgs, interactive: bool, theme: Option<&str>) -> Result
             eprintln!(
                 "provetop: {}: {}",
                 args.file.display(),
-                provetop_engine::telemetry::record::ReadReport {
+                provetop_telemetry::record::ReadReport {
                     len: rec.len(),
                     stop: Some(s.clone()),
                     ..Default::default()

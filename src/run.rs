@@ -5,13 +5,13 @@ use anyhow::{Context, Result};
 use crossbeam_channel::select;
 use provetop_engine::backend::BackendKind;
 use provetop_engine::circuit::Workload;
-use provetop_engine::config::EngineConfig;
 use provetop_engine::params::store::{Loaded, ParamsStore};
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome, PartitionResult, Scheduled};
-use provetop_engine::report::ReportBuilder;
-use provetop_engine::telemetry::prometheus::{self, Exporter};
-use provetop_engine::telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
-use provetop_engine::telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
+use provetop_telemetry::config::EngineConfig;
+use provetop_telemetry::export::prometheus::{self, Exporter};
+use provetop_telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
+use provetop_telemetry::report::ReportBuilder;
+use provetop_telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -494,7 +494,7 @@ fn metrics_endpoint_serves_the_exposition_during_a_bench() {
         .find(|s| s.name == "provetop_config_info")
         .unwrap();
     assert_eq!(info.value, 1.0);
-    for key in provetop_engine::config::KEYS {
+    for key in provetop_telemetry::config::KEYS {
         assert!(info.labels.contains_key(key), "config_info lacks {key}");
     }
     assert_eq!(info.labels["synthesis_threads"], "1");

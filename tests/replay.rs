@@ -3,10 +3,9 @@
 //! what is not a recording exits 2; a recorder killed with SIGKILL leaves a file that replays
 //! up to its last flushed frame; the Perfetto export keeps the trace format's rules.
 
-use provetop_engine::telemetry::record::{
-    synthetic, Header, Hole, Record, RecorderOptions, Recording, Writer,
-};
-use provetop_engine::telemetry::Event;
+use provetop_telemetry::fixture::{self, Spec};
+use provetop_telemetry::record::{Header, Hole, Record, RecorderOptions, Recording, Writer};
+use provetop_telemetry::Event;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -178,13 +177,13 @@ fn what_is_not_a_replayable_recording_exits_2_with_a_reason() {
         *b = x as u8;
     }
     let header = Header {
-        session: synthetic::session(),
+        session: fixture::session(&Spec::busy_gpu(1, 1)),
         t0: 0,
         writer: "test".into(),
         version: 1,
     };
     let mut w = Writer::new(vec![], &header, RecorderOptions::default()).unwrap();
-    w.push(&synthetic::busy_gpu(1, 1)[0]).unwrap();
+    w.push(&fixture::records(&Spec::busy_gpu(1, 1))[0]).unwrap();
     let mut newer = w.finish().unwrap();
     newer[16] = 9;
     let missing = dir.path().join("missing.ptrec");
@@ -285,7 +284,7 @@ fn a_perfetto_export_has_a_process_per_device_counters_instants_and_holes() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("rig.ptrec");
     let header = Header {
-        session: synthetic::session(),
+        session: fixture::session(&Spec::busy_gpu(1, 1)),
         t0: 0,
         writer: "test".into(),
         version: 1,
@@ -296,7 +295,7 @@ fn a_perfetto_export_has_a_process_per_device_counters_instants_and_holes() {
         RecorderOptions::default(),
     )
     .unwrap();
-    for r in synthetic::busy_gpu(601, 5) {
+    for r in fixture::records(&Spec::busy_gpu(601, 5)) {
         w.push(&r).unwrap();
     }
     w.push(&Record::Hole(Hole {

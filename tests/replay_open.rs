@@ -3,10 +3,9 @@
 //! pause, speed, seeking forward and back, the next mark, the next config change, and a hole
 //! the recorder left shows on the timeline and in the header.
 
-use provetop_engine::control::Transport;
-use provetop_engine::telemetry::record::{
-    synthetic, Header, Hole, Record, RecorderOptions, Recording, Writer,
-};
+use provetop_telemetry::control::Transport;
+use provetop_telemetry::fixture::{self, Spec};
+use provetop_telemetry::record::{Header, Hole, Record, RecorderOptions, Recording, Writer};
 use provetop_ui::ratatui::backend::TestBackend;
 use provetop_ui::ratatui::Terminal;
 use provetop_ui::replay::Replay;
@@ -34,7 +33,7 @@ fn an_hour_long_recording_opens_at_once_and_its_transport_works() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hour.ptrec");
     let header = Header {
-        session: synthetic::session(),
+        session: fixture::session(&Spec::busy_gpu(1, 1)),
         t0: 0,
         writer: "test".into(),
         version: 1,
@@ -53,7 +52,7 @@ fn an_hour_long_recording_opens_at_once_and_its_transport_works() {
         spans: 40,
         other: 0,
     }));
-    for r in synthetic::busy_gpu(3600, 9) {
+    for r in fixture::records(&Spec::busy_gpu(3600, 9)) {
         if r.time() >= next {
             w.flush_frame().unwrap();
             next += S;

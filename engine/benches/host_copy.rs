@@ -5,7 +5,7 @@
 //!     cargo bench -p provetop-engine --bench host_copy [-- MIB [ROUNDS]]
 
 use provetop_engine::hostmem::{stream_copy, stream_copy_zeroing};
-use provetop_engine::report::Stat;
+use provetop_telemetry::report::Stat;
 use rayon::prelude::*;
 use std::time::Instant;
 

@@ -8,7 +8,7 @@ use blstrs::Scalar;
 use ff::Field;
 use provetop_engine::circuit::synthetic::SyntheticCircuit;
 use provetop_engine::params::setup;
-use provetop_engine::report::Stat;
+use provetop_telemetry::report::Stat;
 use rand::SeedableRng;
 use std::time::Instant;
 

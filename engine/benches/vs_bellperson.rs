@@ -14,7 +14,7 @@ use provetop_engine::circuit::Workload;
 use provetop_engine::params::io;
 use provetop_engine::params::store::ParamsStore;
 use provetop_engine::prover;
-use provetop_engine::report::Stat;
+use provetop_telemetry::report::Stat;
 use rand::rngs::OsRng;
 use std::time::Instant;
 

@@ -2,8 +2,9 @@
 //! samples first, then spans, never the engine's time, and every loss is counted and marked;
 //! a one-hour recording opens and plays its first frame at once.
 
+use provetop_engine::telemetry::fixture::{self, Spec};
 use provetop_engine::telemetry::record::{
-    synthetic, Header, Player, Record, Recorder, RecorderOptions, Recording, Writer,
+    Header, Player, Record, Recorder, RecorderOptions, Recording, Writer,
 };
 use provetop_engine::telemetry::{
     Bus, ConfigChange, Event, Lane, Mark, Nanos, Sample, Span, Stage,
@@ -49,7 +50,7 @@ fn config(t: Nanos) -> Event {
 
 fn header() -> Header {
     Header {
-        session: synthetic::session(),
+        session: fixture::session(&Spec::busy_gpu(1, 1)),
         t0: 0,
         writer: "test".into(),
         version: 1,
@@ -78,7 +79,7 @@ fn what_the_bus_carries_is_what_the_file_holds() {
     };
     let rec = Recorder::create(&path, &bus, opts)
         .unwrap()
-        .begin(synthetic::session(), 7);
+        .begin(fixture::session(&Spec::busy_gpu(1, 1)), 7);
     let mut sent = vec![];
     for i in 0..20_000u64 {
         let e = match i % 5 {
@@ -104,7 +105,7 @@ fn what_the_bus_carries_is_what_the_file_holds() {
     assert!(r.indexed_by_trailer);
     assert!(r.frames().len() > 1, "several frames");
     assert_eq!(r.header.t0, 7);
-    assert_eq!(r.header.session, synthetic::session());
+    assert_eq!(r.header.session, fixture::session(&Spec::busy_gpu(1, 1)));
     assert_eq!(
         got.last(),
         Some(&Record::Run {
@@ -244,7 +245,7 @@ fn a_disk_that_falls_behind_costs_samples_first_then_spans_and_never_the_engine(
 fn a_one_hour_recording_opens_and_plays_its_first_frame_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hour.ptrec");
-    let records = synthetic::busy_gpu(3600, 1);
+    let records = fixture::records(&Spec::busy_gpu(3600, 1));
     let mut w = Writer::new(
         std::io::BufWriter::new(std::fs::File::create(&path).unwrap()),
         &header(),

@@ -2,8 +2,9 @@
 //! it stopped; a flipped bit costs exactly the frame it lands in; files that are not
 //! recordings, empty, or from a newer format are refused with a clear error.
 
+use provetop_engine::telemetry::fixture::{self, Spec};
 use provetop_engine::telemetry::record::{
-    synthetic, Header, OpenError, Record, RecorderOptions, Recording, Writer,
+    Header, OpenError, Record, RecorderOptions, Recording, Writer,
 };
 use std::io::Cursor;
 
@@ -18,14 +19,14 @@ struct Sample {
 
 fn sample() -> Sample {
     let header = Header {
-        session: synthetic::session(),
+        session: fixture::session(&Spec::busy_gpu(1, 1)),
         t0: 0,
         writer: "test".into(),
         version: 1,
     };
     let mut w = Writer::new(vec![], &header, RecorderOptions::default()).unwrap();
     let mut next = 250_000_000;
-    for r in synthetic::busy_gpu(3, 2) {
+    for r in fixture::records(&Spec::busy_gpu(3, 2)) {
         if r.time() >= next {
             w.flush_frame().unwrap();
             next += 250_000_000;

@@ -4,9 +4,8 @@
 //! make the decoder allocate past a fixed bound, and nothing damaged may come out as a record:
 //! every record read is one the original holds.
 
-use provetop_engine::telemetry::record::{
-    synthetic, Header, Record, RecorderOptions, Recording, Writer,
-};
+use provetop_engine::telemetry::fixture::{self, Spec};
+use provetop_engine::telemetry::record::{Header, Record, RecorderOptions, Recording, Writer};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashSet;
 use std::io::Cursor;
@@ -71,14 +70,14 @@ impl Rng {
 
 fn original() -> Vec<u8> {
     let header = Header {
-        session: synthetic::session(),
+        session: fixture::session(&Spec::busy_gpu(1, 1)),
         t0: 0,
         writer: "test".into(),
         version: 1,
     };
     let mut w = Writer::new(vec![], &header, RecorderOptions::default()).unwrap();
     let mut next = 500_000_000;
-    for r in synthetic::busy_gpu(6, 3) {
+    for r in fixture::records(&Spec::busy_gpu(6, 3)) {
         if r.time() >= next {
             w.flush_frame().unwrap();
             next += 500_000_000;

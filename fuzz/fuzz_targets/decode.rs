@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use provetop_engine::telemetry::record::Recording;
+use provetop_telemetry::record::Recording;
 use std::io::Cursor;
 
 fuzz_target!(|data: &[u8]| {

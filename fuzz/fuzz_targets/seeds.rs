@@ -2,7 +2,8 @@
 //! their trailer, and cut inside a frame.
 //!   cargo run --manifest-path fuzz/Cargo.toml --bin seeds -- fuzz/corpus/decode
 
-use provetop_engine::telemetry::record::{synthetic, Header, RecorderOptions, Writer};
+use provetop_telemetry::fixture::{self, Spec};
+use provetop_telemetry::record::{Header, RecorderOptions, Writer};
 
 fn main() {
     let dir = std::env::args()
@@ -10,7 +11,7 @@ fn main() {
         .unwrap_or_else(|| "corpus/decode".into());
     std::fs::create_dir_all(&dir).expect("creating the corpus folder");
     let header = Header {
-        session: synthetic::session(),
+        session: fixture::session(&Spec::busy_gpu(1, 1)),
         t0: 0,
         writer: "seeds".into(),
         version: 1,
@@ -18,7 +19,7 @@ fn main() {
     for (name, seconds, every) in [("tiny", 1, 250_000_000), ("small", 3, 500_000_000)] {
         let mut w = Writer::new(vec![], &header, RecorderOptions::default()).expect("a writer");
         let mut next = every;
-        for r in synthetic::busy_gpu(seconds, 7) {
+        for r in fixture::records(&Spec::busy_gpu(seconds, 7)) {
             if r.time() >= next {
                 w.flush_frame().expect("a frame");
                 next += every;

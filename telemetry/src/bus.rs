@@ -7,7 +7,7 @@ use parking_lot::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::Event;
+use crate::Event;
 
 struct Subscriber {
     tx: Sender<Event>,

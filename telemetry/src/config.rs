@@ -6,7 +6,24 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-use crate::backend::BackendKind;
+/// Which executors prove: `auto` picks cuda where a GPU and its driver are present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendKind::Auto => "auto",
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+        })
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LockStrategy {

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::telemetry::Nanos;
+use crate::Nanos;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Control {

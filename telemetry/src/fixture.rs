@@ -1,18 +1,18 @@
-//! A deterministic event stream shaped like a real session, for snapshot tests, the render
-//! benchmark and development without an engine: devices with compute, copy and worker lanes,
-//! pools, samples, jobs and proofs, a configuration change and a refused one, a warning and
-//! marks. The same spec always gives the same events; nothing reads a clock.
+//! A made-up session: a deterministic event stream shaped like a real one, for the dashboard's
+//! snapshot tests and render benchmark, the recorder's tests, the decoder's fuzz corpus and
+//! development without an engine or a GPU: devices with compute, copy and worker lanes, pools,
+//! samples, jobs and proofs, configuration changes, a warning and marks. The same spec always
+//! gives the same events; nothing reads a clock.
 
 use std::collections::BTreeMap;
 
-use provetop_engine::config::EngineConfig;
-use provetop_engine::telemetry::metrics as m;
-use provetop_engine::telemetry::{
+use crate::config::EngineConfig;
+use crate::metrics as m;
+use crate::record::Record;
+use crate::{
     ConfigChange, DeviceInfo, Event, JobEvent, JobState, Lane, LogLine, MachineInfo, Mark, Nanos,
     ProofRecord, Sample, SessionInfo, Span, Stage,
 };
-
-use crate::state::State;
 
 const S: Nanos = 1_000_000_000;
 const MS: Nanos = 1_000_000;
@@ -30,6 +30,25 @@ pub struct Spec {
     /// Kernel spans each compute stage is split into (the benchmark's density).
     pub kernels: usize,
     pub sample_hz: u64,
+    /// The made-up host's cores.
+    pub cores: usize,
+    /// Only what the dashboard draws, or every sampler of the engine (a sample per core each
+    /// second, NVML's PCIe and memory-controller counters, GPM, the copy accounting's byte
+    /// totals, the memory probe's own figures), as a recording of a real rig holds them.
+    pub every_sampler: bool,
+    pub story: Story,
+    pub seed: u64,
+}
+
+/// What happens beside the proofs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Story {
+    /// A tour of the dashboard in one screen: a mark at a fifth of the session, a warning, the
+    /// lock changed at two fifths, a change refused, a second mark at the half.
+    Tour,
+    /// A long run: the lock changed at the middle by the schedule, a mark every ten minutes
+    /// from 5:00.
+    Long,
 }
 
 impl Spec {
@@ -43,6 +62,10 @@ impl Spec {
             partition_ms: 2300,
             kernels: 1,
             sample_hz: 4,
+            cores: 96,
+            every_sampler: false,
+            story: Story::Tour,
+            seed: 0x5eed,
         }
     }
 
@@ -54,9 +77,29 @@ impl Spec {
             workers: 2,
             seconds: 30,
             partition_ms: 900,
-            kernels: 1,
-            sample_hz: 4,
+            cores: 2,
+            ..Spec::gpus()
         }
+    }
+
+    /// A busy one-GPU rig for `seconds`: an H200 on a 64-core host proving about two partitions
+    /// a second, with every sampler running (what a recording of a long run holds).
+    pub fn busy_gpu(seconds: u64, seed: u64) -> Spec {
+        Spec {
+            devices: 1,
+            seconds,
+            partition_ms: 460,
+            cores: 64,
+            every_sampler: true,
+            story: Story::Long,
+            seed,
+            ..Spec::gpus()
+        }
+    }
+
+    /// Where the session ends: the dashboard's clock after the whole stream.
+    pub fn end(&self) -> Nanos {
+        self.seconds * S
     }
 }
 
@@ -106,7 +149,7 @@ pub fn session(spec: &Spec) -> SessionInfo {
             hostname: if spec.gpu { "rig-01" } else { "ci" }.into(),
             os: "linux".into(),
             cpu: "fixture".into(),
-            cores: if spec.gpu { 96 } else { 2 },
+            cores: spec.cores,
             memory_bytes: if spec.gpu { 1 << 40 } else { 24 << 30 },
         },
         devices,
@@ -181,7 +224,7 @@ impl Gen {
 pub fn events(spec: &Spec) -> Vec<Event> {
     let mut g = Gen {
         out: vec![],
-        rng: Lcg(0x5eed),
+        rng: Lcg(spec.seed),
     };
     let end = spec.seconds * S;
     let period = spec.partition_ms * MS;
@@ -302,6 +345,17 @@ pub fn events(spec: &Spec) -> Vec<Event> {
         }
     }
     samples(&mut g, spec);
+    match spec.story {
+        Story::Tour => tour(&mut g, spec),
+        Story::Long => long_run(&mut g, spec),
+    }
+    g.out.sort_by_key(Event::time);
+    g.out
+}
+
+/// The tour's marks, warning and changes.
+fn tour(g: &mut Gen, spec: &Spec) {
+    let end = spec.end();
     let at = |f: f64| (end as f64 * f) as Nanos;
     g.out.push(Event::Mark(Mark {
         t: at(0.2),
@@ -340,8 +394,30 @@ pub fn events(spec: &Spec) -> Vec<Event> {
         t: at(0.5),
         label: "after two-lock".into(),
     }));
-    g.out.sort_by_key(Event::time);
-    g.out
+}
+
+/// The long run's lock change at the middle and a mark every ten minutes from 5:00.
+fn long_run(g: &mut Gen, spec: &Spec) {
+    g.out.push(Event::Config(ConfigChange {
+        t: spec.seconds / 2 * S,
+        key: "lock".into(),
+        from: "single".into(),
+        to: "two-lock".into(),
+        by: "schedule".into(),
+        applied: true,
+        error: None,
+    }));
+    for sec in (300..spec.seconds).step_by(600) {
+        g.out.push(Event::Mark(Mark {
+            t: sec * S,
+            label: format!("mark at {sec} s"),
+        }));
+    }
+}
+
+/// Every record of the session, as a recording holds them.
+pub fn records(spec: &Spec) -> Vec<Record> {
+    events(spec).into_iter().map(Record::Event).collect()
 }
 
 fn samples(g: &mut Gen, spec: &Spec) {
@@ -427,16 +503,49 @@ fn samples(g: &mut Gen, spec: &Spec) {
         g.sample(t, m::PIPELINE_SYNTHESIZING, None, 2.0);
         g.sample(t, m::PIPELINE_QUEUED, None, (1.0 + wave).round());
         g.sample(t, m::PIPELINE_PROVING, None, spec.devices as f64);
+        if spec.every_sampler {
+            other_samplers(g, spec, t, wave);
+        }
         t += step;
     }
 }
 
-/// The state after the whole stream, its clock at the stream's end.
-pub fn state(spec: &Spec) -> State {
-    let mut st = State::new(session(spec));
-    for e in events(spec) {
-        st.apply(&e);
+/// The samplers the dashboard does not draw: the devices' at every tick, the host's once a
+/// second (as the system sampler and the memory probe run).
+fn other_samplers(g: &mut Gen, spec: &Spec, t: Nanos, wave: f64) {
+    let x = t as f64 / 1e9;
+    for d in 0..spec.devices.min(if spec.gpu { usize::MAX } else { 0 }) {
+        let id = format!("gpu{d}");
+        let dev = Some(id.as_str());
+        g.sample(t, m::PCIE_H2D_TOTAL, dev, 5e9 * x);
+        g.sample(t, m::PCIE_D2H_TOTAL, dev, 1e8 * x);
+        let (tx, rx) = (1e9 * g.rng.next(), 20e9 * g.rng.next());
+        g.sample(t, m::NVML_PCIE_TX, dev, tx);
+        g.sample(t, m::NVML_PCIE_RX, dev, rx);
+        g.sample(t, m::NVML_GPM_PCIE_TX, dev, tx * 0.98);
+        g.sample(t, m::NVML_GPM_PCIE_RX, dev, rx * 0.98);
+        g.sample(t, m::PCIE_LINK_GEN, dev, 5.0);
+        g.sample(t, m::PCIE_LINK_WIDTH, dev, 16.0);
+        g.sample(t, m::GPU_MEM_UTIL, dev, 0.5 + 0.3 * wave);
+        g.sample(t, m::GPU_DRAM_UTIL, dev, 0.4 + 0.2 * wave);
+        g.sample(t, m::GPU_SM_UTIL, dev, 0.8 + 0.1 * wave);
+        g.sample(t, m::GPU_SM_OCCUPANCY, dev, 0.35 + 0.05 * wave);
     }
-    st.advance(spec.seconds * S);
-    st
+    if t % S != 0 {
+        return;
+    }
+    for c in 0..spec.cores {
+        let busy = g.rng.next();
+        g.sample(t, &format!("{}{c}", m::CPU_CORE_PREFIX), None, busy);
+    }
+    g.sample(t, m::HOST_ENGINE_BYTES_TOTAL, None, 38e9 * x);
+    g.sample(t, m::HOST_DDR_IDLE, None, 14e9);
+    g.sample(
+        t,
+        m::HOST_DDR_PROBE_ACHIEVED,
+        None,
+        14e9 * (0.55 - 0.2 * wave),
+    );
+    g.sample(t, m::HOST_DDR_PROBE_DUTY, None, 0.01);
+    g.sample(t, m::HOST_DDR_PROBE_BYTES, None, 0.1e9);
 }

@@ -3,28 +3,25 @@
 //! 10 Hz. Target: at most 5 ms a frame.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use provetop_telemetry::fixture::{self, Spec};
 use provetop_ui::app::{View, ZOOMS};
-use provetop_ui::fixture::{self, Spec};
 use provetop_ui::ratatui::backend::TestBackend;
 use provetop_ui::ratatui::Terminal;
-use provetop_ui::{App, AppOptions, UiSettings};
+use provetop_ui::{App, AppOptions, State, UiSettings};
 
 fn ten_minutes() -> App {
     let spec = Spec {
-        devices: 2,
-        gpu: true,
-        workers: 2,
         seconds: 600,
-        partition_ms: 2300,
         kernels: 8,
         sample_hz: 10,
+        ..Spec::gpus()
     };
     let mut app = App::new(
         fixture::session(&spec),
         UiSettings::default(),
         AppOptions::default(),
     );
-    app.state = fixture::state(&spec);
+    app.state = State::replayed(fixture::session(&spec), &fixture::events(&spec), spec.end());
     app
 }
 

@@ -4,7 +4,6 @@
 //! keys and mouse into UI changes and `Control`s for whoever drives the engine.
 
 pub mod app;
-pub mod fixture;
 pub mod keys;
 pub mod replay;
 pub mod settings;

@@ -6,9 +6,9 @@
 use std::fs::File;
 use std::time::Instant;
 
-use provetop_engine::control::Transport;
-use provetop_engine::telemetry::record::{Player, Record, Recording, Seek};
-use provetop_engine::telemetry::{Event, Nanos, SessionInfo};
+use provetop_telemetry::control::Transport;
+use provetop_telemetry::record::{Player, Record, Recording, Seek};
+use provetop_telemetry::{Event, Nanos, SessionInfo};
 
 use crate::app::{App, ReplayStatus};
 use crate::state::State;

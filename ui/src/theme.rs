@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use provetop_engine::telemetry::Stage;
+use provetop_telemetry::Stage;
 use ratatui::style::{Color, Modifier, Style};
 
 pub const BUILTIN: [(&str, &str); 3] = [

@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use provetop_engine::control::Control;
-use provetop_engine::telemetry::{ConfigChange, Event};
+use provetop_telemetry::control::Control;
+use provetop_telemetry::{ConfigChange, Event};
 use provetop_ui::app::{Pane, View};
 use provetop_ui::ratatui::crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use provetop_engine::control::{Control, Transport};
+use provetop_telemetry::control::{Control, Transport};
 use provetop_ui::app::input::parse_time;
 use provetop_ui::app::{RecordingStatus, ReplayStatus};
 use provetop_ui::ratatui::crossterm::event::KeyCode;

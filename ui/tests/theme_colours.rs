@@ -65,9 +65,9 @@ fn a_malformed_theme_is_reported_and_the_default_used() {
         theme: bad.display().to_string(),
         ..Default::default()
     };
-    let spec = provetop_ui::fixture::Spec::cpu();
+    let spec = provetop_telemetry::fixture::Spec::cpu();
     let mut app = provetop_ui::App::new(
-        provetop_ui::fixture::session(&spec),
+        provetop_telemetry::fixture::session(&spec),
         settings,
         provetop_ui::AppOptions::default(),
     );

@@ -6,7 +6,6 @@ pub mod cuda;
 
 use anyhow::Result;
 use blstrs::{G1Projective, G2Projective, Scalar};
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,23 +13,8 @@ use crate::circuit::Assignment;
 use crate::params::Parameters;
 use crate::telemetry::Stage;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendKind {
-    Auto,
-    Cpu,
-    Cuda,
-}
-
-impl std::fmt::Display for BackendKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BackendKind::Auto => "auto",
-            BackendKind::Cpu => "cpu",
-            BackendKind::Cuda => "cuda",
-        })
-    }
-}
+/// The kind of backend is a config type; it lives with the config in the contract crate.
+pub use crate::config::BackendKind;
 
 /// The backend `auto` stands for on this machine, with the reason when it is not cuda.
 pub fn resolve(kind: BackendKind) -> (BackendKind, Option<String>) {

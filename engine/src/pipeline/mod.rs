@@ -22,6 +22,7 @@ use crate::circuit::Workload;
 use crate::config::{ConfigError, EngineConfig};
 use crate::params::store::ParamsStore;
 use crate::prover::Proof;
+use crate::telemetry::samplers::Depths;
 use crate::telemetry::{Bus, Clock, ConfigChange, ProofRecord};
 use state::State;
 
@@ -67,6 +68,19 @@ pub struct Status {
     pub finished_partitions: u64,
     pub host_bytes_in_use: u64,
     pub devices: Vec<DeviceStatus>,
+}
+
+impl Status {
+    /// The partitions waiting, in synthesis, queued and on a device, as the pipeline sampler
+    /// publishes them.
+    pub fn depths(&self) -> Depths {
+        Depths {
+            pending: self.partitions_pending,
+            synthesizing: self.synthesizing,
+            queued: self.queued,
+            proving: self.proving,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -151,7 +165,7 @@ impl EngineHandle {
             clock,
             &config_devices,
             Arc::downgrade(&shared),
-            |s: &Shared| s.state.lock().status(),
+            |s: &Shared| s.state.lock().status().depths(),
         ));
         Ok(EngineHandle {
             shared,

@@ -1,50 +1,9 @@
-//! Telemetry: the events every stage emits, one clock, and the bus that fans them out to the
-//! dashboard, the recorder and the exporters.
+//! Telemetry: the contract (`provetop-telemetry`: events, bus, clock, gap attribution,
+//! recordings, exporters), re-exported so the engine's paths stay short, and what measures
+//! the engine itself and needs the machine to do so: the byte `accounting` its executors
+//! update and the `samplers` that read it, NVML, the host and the memory-bandwidth probe.
+
+pub use provetop_telemetry::*;
 
 pub mod accounting;
-mod bus;
-mod event;
-pub mod gaps;
-pub mod metrics;
-pub mod prometheus;
-pub mod record;
 pub mod samplers;
-mod session;
-
-pub use bus::{Bus, Subscription};
-pub use event::*;
-pub use session::{DeviceInfo, MachineInfo, SessionInfo};
-
-use std::time::Instant;
-
-/// Nanoseconds since the session started, on one monotonic clock.
-#[derive(Clone, Copy, Debug)]
-pub struct Clock {
-    start: Instant,
-}
-
-impl Clock {
-    pub fn start() -> Self {
-        Clock {
-            start: Instant::now(),
-        }
-    }
-
-    pub fn now(&self) -> Nanos {
-        self.at(Instant::now())
-    }
-
-    pub fn at(&self, t: Instant) -> Nanos {
-        t.saturating_duration_since(self.start).as_nanos() as Nanos
-    }
-
-    pub fn origin(&self) -> Instant {
-        self.start
-    }
-}
-
-impl Default for Clock {
-    fn default() -> Self {
-        Clock::start()
-    }
-}

@@ -1,4 +1,4 @@
-//! `provetop export FILE --perfetto OUT.json`: a recording as Chrome Trace Event JSON, which
+//! A recording as Chrome Trace Event JSON (`provetop export FILE --perfetto OUT.json`), which
 //! Perfetto and chrome://tracing open. A process per device (and one for the host), a thread
 //! per lane named by metadata events, `X` slices for spans, `C` counters for samples (VRAM,
 //! PCIe, DDR and the rest), `i` instants for config changes, marks, proofs and warnings, and
@@ -9,14 +9,11 @@
 //! such a span goes to an extra thread of the same lane, `compute (overlap 1)`, so no slice
 //! ever crosses another's end.
 
-use anyhow::{Context, Result};
-use provetop_engine::telemetry::record::{Hole, Record, Recording};
-use provetop_engine::telemetry::{Event, Lane, Nanos};
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Write};
+use std::io::{self, Write};
 
-use crate::cli::ExportArgs;
-use crate::run;
+use crate::record::{Hole, Record, Recording};
+use crate::{Event, Lane, Nanos};
 
 const HOST: u32 = 1;
 /// Host threads: instants, holes, then the CPU pools.
@@ -30,31 +27,6 @@ const D2H_TID: u32 = 3;
 const WORKER_TID0: u32 = 100;
 /// Overlap tracks of a lane: its tid plus this, times the track.
 const OVERLAP: u32 = 10_000;
-
-pub fn main(args: &ExportArgs) -> Result<i32> {
-    let mut rec = crate::replay::open(&args.file)?;
-    let file = std::fs::File::create(&args.perfetto).map_err(|e| {
-        run::UsageError(anyhow::anyhow!(
-            "--perfetto {}: {e}",
-            args.perfetto.display()
-        ))
-    })?;
-    let mut out = BufWriter::new(file);
-    let (counts, notes) = write_trace(&mut rec, &mut out)?;
-    out.flush()
-        .with_context(|| format!("writing {}", args.perfetto.display()))?;
-    for n in notes {
-        eprintln!("provetop: {}: {n}", args.file.display());
-    }
-    eprintln!(
-        "exported {} slices, {} counter values and {} instants to {} (open it in ui.perfetto.dev)",
-        counts.slices,
-        counts.counters,
-        counts.instants,
-        args.perfetto.display()
-    );
-    Ok(0)
-}
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -92,7 +64,7 @@ fn q(s: &str) -> String {
 }
 
 impl<W: Write> Trace<'_, W> {
-    fn emit(&mut self, json: &str) -> std::io::Result<()> {
+    fn emit(&mut self, json: &str) -> io::Result<()> {
         if !self.first {
             self.out.write_all(b",\n")?;
         }
@@ -139,7 +111,7 @@ impl<W: Write> Trace<'_, W> {
         tid: u32,
         name: &str,
         args: &str,
-    ) -> std::io::Result<()> {
+    ) -> io::Result<()> {
         self.counts.instants += 1;
         self.emit(&format!(
             r#"{{"ph":"i","s":"{scope}","name":{},"ts":{},"pid":{pid},"tid":{tid},"args":{args}}}"#,
@@ -148,7 +120,7 @@ impl<W: Write> Trace<'_, W> {
         ))
     }
 
-    fn record(&mut self, r: &Record) -> std::io::Result<()> {
+    fn record(&mut self, r: &Record) -> io::Result<()> {
         match r {
             Record::Event(Event::Span(s)) => {
                 let (pid, tid, lane) = self.lane(&s.lane);
@@ -240,7 +212,7 @@ impl<W: Write> Trace<'_, W> {
     }
 
     /// Every lane's slices, each on the first track of the lane where it nests.
-    fn slices(&mut self) -> std::io::Result<Vec<(u32, u32, String)>> {
+    fn slices(&mut self) -> io::Result<Vec<(u32, u32, String)>> {
         let lanes = std::mem::take(&mut self.lanes);
         let mut threads = vec![];
         for ((pid, tid), (name, mut slices)) in lanes {
@@ -285,7 +257,10 @@ impl<W: Write> Trace<'_, W> {
 }
 
 /// Writes the whole trace; returns what it wrote and the reader's notes (damage, a cut).
-pub fn write_trace<W: Write>(rec: &mut Recording, out: &mut W) -> Result<(Counts, Vec<String>)> {
+pub fn write_trace<W: Write>(
+    rec: &mut Recording,
+    out: &mut W,
+) -> io::Result<(Counts, Vec<String>)> {
     out.write_all(b"{\"traceEvents\":[\n")?;
     let mut t = Trace {
         out,
@@ -305,7 +280,7 @@ pub fn write_trace<W: Write>(rec: &mut Recording, out: &mut W) -> Result<(Counts
         }
     });
     if let Some(e) = err {
-        return Err(e).context("writing the trace");
+        return Err(e);
     }
     let mut threads = t.slices()?;
     threads.push((HOST, EVENTS_TID, "config changes, marks, log".into()));

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::codec::{get_varint, put_varint};
-use crate::telemetry::{Nanos, SessionInfo};
+use crate::{Nanos, SessionInfo};
 
 pub const MAGIC: &[u8; 16] = b"PROVETOP-REC\r\n\x1a\n";
 /// The format this build writes and the newest it reads.

@@ -30,7 +30,6 @@ mod codec;
 mod frame;
 mod player;
 mod reader;
-pub mod synthetic;
 mod writer;
 
 pub use frame::{Header, VERSION};
@@ -42,7 +41,7 @@ pub use writer::{
 
 use serde::Serialize;
 
-use super::{Event, Nanos};
+use crate::{Event, Nanos};
 
 /// What a recording holds: the events of the bus, the holes where it lost some, and the
 /// window a run reported over.

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::reader::{stop_note, Recording};
 use super::Record;
-use crate::telemetry::{Event, Nanos};
+use crate::{Event, Nanos};
 
 pub const MIN_SPEED: f64 = 0.25;
 pub const MAX_SPEED: f64 = 64.0;

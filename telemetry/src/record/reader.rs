@@ -13,7 +13,7 @@ use super::frame::{
     TRAILER_MAGIC,
 };
 use super::Record;
-use crate::telemetry::Nanos;
+use crate::Nanos;
 
 /// Why a file cannot be replayed at all (the CLI exits with 2).
 #[derive(Debug, thiserror::Error)]

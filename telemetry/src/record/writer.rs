@@ -23,7 +23,7 @@ use super::frame::{
     KIND_EVENTS, MAX_INDEX,
 };
 use super::{Hole, Record};
-use crate::telemetry::{Bus, Event, Nanos, SessionInfo, Subscription};
+use crate::{Bus, Event, Nanos, SessionInfo, Subscription};
 
 #[derive(Clone, Debug)]
 pub struct RecorderOptions {

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use provetop_engine::config::{parse_budget, Budget, EngineConfig, Liveness, KEYS};
+use provetop_telemetry::config::{parse_budget, Budget, EngineConfig, Liveness, KEYS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Row {

@@ -1,8 +1,8 @@
 //! Keys: text entry first (a mark's label, a value being typed), then the bindings, read in
 //! the light of the focused pane.
 
-use provetop_engine::control::{Control, Transport};
-use provetop_engine::telemetry::Nanos;
+use provetop_telemetry::control::{Control, Transport};
+use provetop_telemetry::Nanos;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::{App, GapSel, Pane, Prompt, PromptKind, Row, View, PANES, ROWS, ZOOMS};
@@ -185,7 +185,7 @@ fn record(app: &mut App) -> Vec<Control> {
         return vec![Control::Record { path: None }];
     }
     let unix = app.state.session.started_unix + app.state.now as f64 / 1e9;
-    let name = provetop_engine::telemetry::record::default_file_name(unix);
+    let name = provetop_telemetry::record::default_file_name(unix);
     vec![Control::Record {
         path: Some(name.into()),
     }]

@@ -10,8 +10,8 @@ pub use form::{field_kind, FieldKind, Form, Row, ROWS};
 
 use std::path::PathBuf;
 
-use provetop_engine::control::Control;
-use provetop_engine::telemetry::{Nanos, SessionInfo};
+use provetop_telemetry::control::Control;
+use provetop_telemetry::{Nanos, SessionInfo};
 use ratatui::crossterm::event::Event as TermEvent;
 
 use crate::settings::UiSettings;
@@ -287,7 +287,7 @@ impl App {
     /// An error the user should see: a notice and a line in the log pane.
     pub fn report(&mut self, text: &str) {
         let t = self.state.now;
-        self.state.logs.log(provetop_engine::telemetry::LogLine {
+        self.state.logs.log(provetop_telemetry::LogLine {
             t,
             level: "WARN".into(),
             message: text.to_string(),

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use provetop_engine::config::EngineConfig;
-use provetop_engine::telemetry::{ConfigChange, Nanos};
+use provetop_telemetry::config::EngineConfig;
+use provetop_telemetry::{ConfigChange, Nanos};
 
 use super::Ring;
 

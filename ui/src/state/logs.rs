@@ -1,6 +1,6 @@
 //! Warnings and errors the source reports, and the user's marks.
 
-use provetop_engine::telemetry::{LogLine, Mark, Nanos};
+use provetop_telemetry::{LogLine, Mark, Nanos};
 
 use super::Ring;
 

@@ -18,9 +18,9 @@ pub use timeline::{
     DeviceTimeline, Gap, Idle, LaneKind, LaneRef, LaneTimeline, SpanRec, Timelines,
 };
 
-use provetop_engine::telemetry::gaps::GapAnalyzer;
-use provetop_engine::telemetry::record::Hole;
-use provetop_engine::telemetry::{Event, LogLine, Nanos, SessionInfo};
+use provetop_telemetry::gaps::GapAnalyzer;
+use provetop_telemetry::record::Hole;
+use provetop_telemetry::{Event, LogLine, Nanos, SessionInfo};
 
 /// How far back the dashboard keeps spans and samples: the widest zoom plus room to scroll.
 pub const DEFAULT_HISTORY: Nanos = 20 * 60 * 1_000_000_000;
@@ -60,6 +60,17 @@ impl State {
             not_recorded: Hole::default(),
             gap_causes: GapAnalyzer::new(),
         }
+    }
+
+    /// The state after a whole stream, its clock at `now`: how the snapshot tests and the
+    /// render benchmark build the dashboard over a made-up session.
+    pub fn replayed(session: SessionInfo, events: &[Event], now: Nanos) -> Self {
+        let mut st = State::new(session);
+        for e in events {
+            st.apply(e);
+        }
+        st.advance(now);
+        st
     }
 
     pub fn apply(&mut self, event: &Event) {

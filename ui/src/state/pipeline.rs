@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use provetop_engine::telemetry::{JobEvent, JobState, Nanos, ProofRecord, Stage};
+use provetop_telemetry::{JobEvent, JobState, Nanos, ProofRecord, Stage};
 
 use super::Ring;
 

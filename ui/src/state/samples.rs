@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use provetop_engine::telemetry::{Nanos, Sample};
+use provetop_telemetry::{Nanos, Sample};
 
 use super::Ring;
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use provetop_engine::telemetry::{DeviceInfo, Lane, Nanos, Span, Stage};
+use provetop_telemetry::{DeviceInfo, Lane, Nanos, Span, Stage};
 
 use super::Ring;
 

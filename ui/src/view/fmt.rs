@@ -1,6 +1,6 @@
 //! Numbers as an operator reads them.
 
-use provetop_engine::telemetry::Nanos;
+use provetop_telemetry::Nanos;
 
 /// Session time: `m:ss`, `h:mm:ss` past an hour; `m:ss.s` when `fine`.
 pub fn clock(t: Nanos, fine: bool) -> String {

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use provetop_engine::telemetry::Nanos;
+use provetop_telemetry::Nanos;
 
 use super::fmt;
 use super::widgets::{block, label};

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use provetop_engine::telemetry::metrics as m;
+use provetop_telemetry::metrics as m;
 
 use super::fmt;
 use super::widgets::{block, gauge_spans, label, sparkline, value};

@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use provetop_engine::telemetry::metrics as m;
-use provetop_engine::telemetry::JobState;
+use provetop_telemetry::metrics as m;
+use provetop_telemetry::JobState;
 
 use super::widgets::{block, label, sparkline, value};
 use super::{fmt, ListGeom, Regions, WIDE};

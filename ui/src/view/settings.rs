@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use provetop_engine::config::{EngineConfig, Liveness};
+use provetop_telemetry::config::{EngineConfig, Liveness};
 
 use super::widgets::{block, label};
 use super::{fmt, ListGeom, Regions, WIDE};

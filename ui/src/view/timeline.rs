@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 use ratatui::Frame;
 
-use provetop_engine::telemetry::{Nanos, Stage};
+use provetop_telemetry::{Nanos, Stage};
 
 use super::widgets::block;
 use super::{fmt, log, metrics, pipeline, Regions, WIDE};

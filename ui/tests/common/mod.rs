@@ -2,14 +2,14 @@
 
 #![allow(dead_code)]
 
+use provetop_telemetry::fixture::{self, Spec};
 use provetop_ui::app::{App, AppOptions};
-use provetop_ui::fixture::{self, Spec};
 use provetop_ui::ratatui::backend::TestBackend;
 use provetop_ui::ratatui::crossterm::event::{
     Event, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 use provetop_ui::ratatui::Terminal;
-use provetop_ui::UiSettings;
+use provetop_ui::{State, UiSettings};
 
 pub fn app(spec: &Spec) -> App {
     let mut app = App::new(
@@ -21,7 +21,7 @@ pub fn app(spec: &Spec) -> App {
             theme_dir: None,
         },
     );
-    app.state = fixture::state(spec);
+    app.state = State::replayed(fixture::session(spec), &fixture::events(spec), spec.end());
     app
 }
 
@@ -39,7 +39,7 @@ pub fn render(app: &mut App, w: u16, h: u16) -> Terminal<TestBackend> {
     t
 }
 
-pub fn key(app: &mut App, code: KeyCode) -> Vec<provetop_engine::control::Control> {
+pub fn key(app: &mut App, code: KeyCode) -> Vec<provetop_telemetry::control::Control> {
     app.handle(&Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
 }
 

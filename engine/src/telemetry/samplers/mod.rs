@@ -28,7 +28,8 @@ use std::time::Duration;
 use super::accounting::{self, Accounting};
 use super::{metrics, Bus, Clock, Event, Sample};
 
-/// Pipeline depths, as the engine's status reports them.
+/// Pipeline depths: what the pipeline sampler publishes, filled from the engine's status (the
+/// samplers know nothing of the pipeline).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Depths {
     pub pending: usize,
@@ -163,25 +164,15 @@ impl Samplers {
     }
 
     /// The samplers of a running engine: everything, with the engine's depths read through
-    /// `status` while `engine` lives, and NVML on the GPUs `gpus` names (all when empty).
+    /// `depths` while `engine` lives, and NVML on the GPUs `gpus` names (all when empty).
     pub fn for_engine<S: Send + Sync + 'static>(
         bus: &Bus,
         clock: Clock,
         gpus: &[u32],
         engine: std::sync::Weak<S>,
-        status: impl Fn(&S) -> crate::pipeline::Status + Send + 'static,
+        depths: impl Fn(&S) -> Depths + Send + 'static,
     ) -> Samplers {
-        let depths: DepthsFn = Box::new(move || {
-            engine.upgrade().map(|s| {
-                let st = status(&s);
-                Depths {
-                    pending: st.partitions_pending,
-                    synthesizing: st.synthesizing,
-                    queued: st.queued,
-                    proving: st.proving,
-                }
-            })
-        });
+        let depths: DepthsFn = Box::new(move || engine.upgrade().map(|s| depths(&s)));
         Samplers::start(
             bus,
             clock,

@@ -1,0 +1,151 @@
+//! The exporter's state and text format over hand-made events.
+
+use std::collections::BTreeMap;
+
+use super::render::{esc, num};
+use super::*;
+use crate::config::EngineConfig;
+use crate::{Event, JobEvent, JobState, Lane, Nanos, ProofRecord, Sample, Span, Stage};
+
+#[test]
+fn addresses() {
+    assert_eq!(
+        parse_addr("9464").unwrap(),
+        "127.0.0.1:9464".parse().unwrap()
+    );
+    assert_eq!(
+        parse_addr(":9464").unwrap(),
+        "127.0.0.1:9464".parse().unwrap()
+    );
+    assert_eq!(
+        parse_addr("0.0.0.0:9464").unwrap(),
+        "0.0.0.0:9464".parse().unwrap()
+    );
+    assert_eq!(parse_addr("[::1]:80").unwrap(), "[::1]:80".parse().unwrap());
+    assert!(parse_addr("localhost:9464").unwrap().ip().is_loopback());
+    for bad in [
+        "",
+        "abc",
+        "127.0.0.1",
+        "127.0.0.1:99999",
+        "70000",
+        "host:",
+        ":x",
+    ] {
+        assert!(parse_addr(bad).is_err(), "{bad}");
+    }
+}
+
+fn sample(metric: &str, device: Option<&str>, value: f64) -> Event {
+    Event::Sample(Sample {
+        t: 0,
+        metric: metric.into(),
+        device: device.map(Into::into),
+        value,
+    })
+}
+
+#[test]
+fn state_renders_counters_histograms_samples_and_config() {
+    let mut st = MetricsState::new(&EngineConfig::default(), 0);
+    let mut stages = BTreeMap::new();
+    stages.insert(Stage::MsmH, 0.3);
+    stages.insert(Stage::Synthesis, 2.0);
+    for verified in [true, true, false] {
+        st.observe(&Event::Proof(ProofRecord {
+            t: 0,
+            job: 0,
+            partition: 0,
+            device: "cpu0".into(),
+            verified,
+            error: None,
+            stages: stages.clone(),
+        }));
+    }
+    st.observe(&sample("vram.used.srs", Some("gpu0"), 1024.0));
+    st.observe(&sample("pcie.h2d.total", Some("gpu0"), 77.0));
+    st.observe(&sample("host.ddr.source.probe", None, 1.0));
+    st.observe(&sample("host.ddr", None, 9e9));
+    st.observe(&sample("host.engine_bytes", None, 0.0));
+    st.observe(&sample("cpu.pool.synthesis", None, 0.5));
+    st.observe(&sample("no.such.metric", None, 0.5));
+    st.observe(&Event::Span(Span {
+        lane: Lane::Compute {
+            device: "cpu0".into(),
+        },
+        stage: Stage::MsmH,
+        start: 1_000_000_000,
+        end: 3_000_000_000,
+        job: Some(0),
+        partition: Some(0),
+        bytes: 0,
+    }));
+    st.observe(&Event::Job(JobEvent {
+        t: 0,
+        job: 0,
+        partition: None,
+        state: JobState::Submitted,
+        detail: None,
+    }));
+    st.settle_until(4_000_000_000);
+    let text = st.render();
+    for line in [
+        "provetop_proofs_total{result=\"verified\"} 2",
+        "provetop_proofs_total{result=\"failed\"} 1",
+        "provetop_partition_stage_seconds_bucket{stage=\"msm_h\",le=\"0.25\"} 0",
+        "provetop_partition_stage_seconds_bucket{stage=\"msm_h\",le=\"0.5\"} 3",
+        "provetop_partition_stage_seconds_bucket{stage=\"msm_h\",le=\"+Inf\"} 3",
+        "provetop_partition_stage_seconds_count{stage=\"synthesis\"} 3",
+        "provetop_vram_used_bytes{device=\"gpu0\",purpose=\"srs\"} 1024",
+        "provetop_pcie_bytes_total{device=\"gpu0\",direction=\"h2d\"} 77",
+        "provetop_host_memory_bandwidth_bytes_per_second{source=\"probe\"} 9000000000",
+        "provetop_host_memory_bandwidth_bytes_per_second{source=\"engine\"} 0",
+        "provetop_cpu_pool_busy_ratio{pool=\"synthesis\"} 0.5",
+        "provetop_device_busy_ratio{device=\"cpu0\"} 0.5",
+        "provetop_device_busy_seconds_total{device=\"cpu0\"} 2",
+        "provetop_gpu_idle_seconds_total{device=\"cpu0\",cause=\"no_work\"} 2",
+        "# TYPE provetop_pcie_bytes_total counter",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing `{line}` in\n{text}"
+        );
+    }
+    let info = text
+        .lines()
+        .find(|l| l.starts_with("provetop_config_info{"))
+        .unwrap();
+    for k in crate::config::KEYS {
+        assert!(info.contains(&format!("{k}=\"")), "{k} in {info}");
+    }
+    assert!(info.contains("lock=\"single\"") && info.contains("devices=\"all\""));
+}
+
+#[test]
+fn settling_never_counts_twice_and_never_goes_back() {
+    let mut st = MetricsState::new(&EngineConfig::default(), 0);
+    st.observe(&Event::Span(Span {
+        lane: Lane::Compute {
+            device: "gpu0".into(),
+        },
+        stage: Stage::NttH,
+        start: 0,
+        end: 1_000_000_000,
+        job: None,
+        partition: None,
+        bytes: 0,
+    }));
+    st.settle(4_000_000_000); // lag 2 s: settles [0, 2 s]
+    st.settle(4_000_000_000);
+    st.settle(3_000_000_000);
+    let t = &st.devices["gpu0"];
+    assert_eq!(t.busy, 1_000_000_000);
+    assert_eq!(t.idle.iter().sum::<Nanos>(), 1_000_000_000);
+}
+
+#[test]
+fn label_values_are_escaped() {
+    assert_eq!(esc("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    assert_eq!(num(f64::INFINITY), "+Inf");
+    assert_eq!(num(0.25), "0.25");
+}

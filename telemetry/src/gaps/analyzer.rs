@@ -1,0 +1,244 @@
+//! What gap attribution needs from an event stream, collected as it arrives: per device its
+//! compute, copies and preparation, lock waits and workers' regions; the synthesis pool; when
+//! partitions were queued and taken.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::DeviceGaps;
+use crate::{Event, JobState, Lane, Nanos, Span, Stage};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Activity {
+    Alloc = 0,
+    Upload = 1,
+    Prep = 2,
+    Download = 3,
+}
+
+fn activity_of(lane: &Lane, stage: Stage) -> Option<Activity> {
+    match stage {
+        Stage::Alloc => Some(Activity::Alloc),
+        Stage::H2d => Some(Activity::Upload),
+        Stage::Prep => Some(Activity::Prep),
+        Stage::D2h => Some(Activity::Download),
+        _ if stage.is_compute() || stage == Stage::LockWait => None,
+        // Anything else on a copy engine is a copy.
+        _ => match lane {
+            Lane::H2d { .. } => Some(Activity::Upload),
+            Lane::D2h { .. } => Some(Activity::Download),
+            _ => None,
+        },
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub(super) struct Track {
+    pub(super) compute: Vec<(Nanos, Nanos)>,
+    pub(super) activity: Vec<(Nanos, Nanos, Activity)>,
+    pub(super) lock_wait: Vec<(Nanos, Nanos, u32)>,
+    /// (worker, job, partition) → extent of the worker's spans for that partition.
+    pub(super) regions: HashMap<(u32, u64, u32), (Nanos, Nanos)>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct QueueEntry {
+    pub(super) queued: Option<Nanos>,
+    pub(super) taken: Option<Nanos>,
+}
+
+/// Collects what gap attribution needs from an event stream; `attribute` computes the gaps
+/// over any window of what was collected.
+#[derive(Clone, Debug, Default)]
+pub struct GapAnalyzer {
+    pub(super) devices: BTreeMap<String, Track>,
+    pub(super) synthesis: Vec<(Nanos, Nanos)>,
+    pub(super) queued: Vec<(Nanos, Nanos)>,
+    pub(super) queue_open: HashMap<(u64, u32), QueueEntry>,
+    pub(super) job_end: HashMap<u64, Nanos>,
+    longest: Nanos,
+    /// Partitions a worker took whose spans have not arrived (they come when its region
+    /// ends): (job, partition) → time taken.
+    open_regions: HashMap<(u64, u32), Nanos>,
+    /// Jobs submitted with no partition synthesised yet: job → time submitted.
+    unsynthesized: HashMap<u64, Nanos>,
+}
+
+/// Gaps of every device seen in `events` over [from, to].
+pub fn attribute<'a>(
+    events: impl IntoIterator<Item = &'a Event>,
+    from: Nanos,
+    to: Nanos,
+) -> Vec<DeviceGaps> {
+    let mut a = GapAnalyzer::default();
+    for e in events {
+        a.observe(e);
+    }
+    a.attribute(from, to)
+}
+
+impl GapAnalyzer {
+    pub fn new() -> Self {
+        GapAnalyzer::default()
+    }
+
+    pub fn observe(&mut self, ev: &Event) {
+        match ev {
+            Event::Span(s) => self.add_span(s),
+            Event::Proof(p) => {
+                self.open_regions.remove(&(p.job, p.partition));
+            }
+            Event::Job(j) => match (j.state, j.partition) {
+                (JobState::Submitted, None) => {
+                    self.unsynthesized.insert(j.job, j.t);
+                }
+                (JobState::Synthesized, Some(p)) => {
+                    self.unsynthesized.remove(&j.job);
+                    self.queue_open.entry((j.job, p)).or_default().queued = Some(j.t);
+                    self.settle_queue((j.job, p));
+                }
+                (JobState::Proving, Some(p)) => {
+                    self.unsynthesized.remove(&j.job);
+                    self.open_regions.insert((j.job, p), j.t);
+                    if let Some(d) = &j.detail {
+                        self.track(d);
+                    }
+                    self.queue_open.entry((j.job, p)).or_default().taken = Some(j.t);
+                    self.settle_queue((j.job, p));
+                }
+                (JobState::Verified | JobState::Failed | JobState::Cancelled, None) => {
+                    self.job_end.insert(j.job, j.t);
+                    self.unsynthesized.remove(&j.job);
+                    self.open_regions.retain(|k, _| k.0 != j.job);
+                    let open: Vec<_> = self
+                        .queue_open
+                        .iter()
+                        .filter(|(k, e)| k.0 == j.job && e.queued.is_some() && e.taken.is_none())
+                        .map(|(k, _)| *k)
+                        .collect();
+                    for k in open {
+                        if let Some(e) = self.queue_open.remove(&k) {
+                            let q = e.queued.unwrap_or(j.t);
+                            self.queued.push((q, j.t.max(q)));
+                        }
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    fn track(&mut self, device: &str) -> &mut Track {
+        if !self.devices.contains_key(device) {
+            self.devices.insert(device.to_string(), Track::default());
+        }
+        self.devices.get_mut(device).expect("inserted")
+    }
+
+    fn settle_queue(&mut self, key: (u64, u32)) {
+        if let Some(QueueEntry {
+            queued: Some(q),
+            taken: Some(t),
+        }) = self.queue_open.get(&key).copied()
+        {
+            self.queue_open.remove(&key);
+            self.queued.push((q, t.max(q)));
+        }
+    }
+
+    pub fn add_span(&mut self, s: &Span) {
+        if s.end <= s.start {
+            return;
+        }
+        self.longest = self.longest.max(s.end - s.start);
+        match &s.lane {
+            Lane::Pool { name } => {
+                // Prestaging right after synthesis is part of making the partition ready.
+                if name == "synthesis" && matches!(s.stage, Stage::Synthesis | Stage::Prep) {
+                    self.synthesis.push((s.start, s.end));
+                }
+            }
+            Lane::Compute { device } => {
+                let compute = s.stage.is_compute();
+                let activity = activity_of(&s.lane, s.stage);
+                let t = self.track(device);
+                if compute {
+                    t.compute.push((s.start, s.end));
+                } else if let Some(a) = activity {
+                    t.activity.push((s.start, s.end, a));
+                }
+            }
+            Lane::H2d { device } | Lane::D2h { device } => {
+                if let Some(a) = activity_of(&s.lane, s.stage) {
+                    self.track(device).activity.push((s.start, s.end, a));
+                }
+            }
+            Lane::Worker { device, worker } => {
+                let (worker, stage) = (*worker, s.stage);
+                let activity = activity_of(&s.lane, stage);
+                if let (Some(job), Some(p)) = (s.job, s.partition) {
+                    self.open_regions.remove(&(job, p));
+                }
+                let t = self.track(device);
+                if let (Some(job), Some(p)) = (s.job, s.partition) {
+                    let r = t
+                        .regions
+                        .entry((worker, job, p))
+                        .or_insert((s.start, s.end));
+                    r.0 = r.0.min(s.start);
+                    r.1 = r.1.max(s.end);
+                }
+                if stage == Stage::LockWait {
+                    t.lock_wait.push((s.start, s.end, worker));
+                } else if let Some(a) = activity {
+                    t.activity.push((s.start, s.end, a));
+                }
+            }
+        }
+    }
+
+    /// Devices seen so far.
+    pub fn devices(&self) -> impl Iterator<Item = &str> {
+        self.devices.keys().map(String::as_str)
+    }
+
+    /// The longest span seen: how late a span can still arrive relative to its start.
+    pub fn longest_span(&self) -> Nanos {
+        self.longest
+    }
+
+    /// The earliest time spans may still be missing for: a region a worker started whose
+    /// spans have not arrived, or a job none of whose partitions has been synthesised. A live
+    /// consumer attributes no time past it.
+    pub fn incomplete_since(&self) -> Option<Nanos> {
+        self.open_regions
+            .values()
+            .chain(self.unsynthesized.values())
+            .min()
+            .copied()
+    }
+
+    /// Forgets what can no longer affect any window starting at or after `before`.
+    pub fn prune(&mut self, before: Nanos) {
+        // A lock wait that ended before `before` still names the holder of a region that
+        // spans it: keep a margin of the longest span.
+        let keep = before.saturating_sub(2 * self.longest);
+        for t in self.devices.values_mut() {
+            t.compute.retain(|i| i.1 >= before);
+            t.activity.retain(|i| i.1 >= before);
+            t.lock_wait.retain(|i| i.1 >= keep);
+            t.regions.retain(|_, r| r.1 >= keep);
+        }
+        self.synthesis.retain(|i| i.1 >= before);
+        self.queued.retain(|i| i.1 >= before);
+        self.job_end.retain(|_, t| *t >= keep);
+    }
+
+    /// Gaps of every device seen, over [from, to].
+    pub fn attribute(&self, from: Nanos, to: Nanos) -> Vec<DeviceGaps> {
+        self.devices
+            .iter()
+            .map(|(name, t)| self.device_gaps(name, t, from, to))
+            .collect()
+    }
+}

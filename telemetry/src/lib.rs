@@ -1,0 +1,28 @@
+//! provetop-telemetry: the contract between the engine, the dashboard, the recorder and the
+//! exporters. It knows nothing of curves, GPUs or the operating system, so a front end or a
+//! tool over recordings builds on it alone.
+//!
+//! One module per concern: the events (`Event` and its parts) and `metrics` names, the `Bus`
+//! that fans events out and the session `Clock`, `session` (what a session is about), `config`
+//! and `control` (the engine's knobs and what a front end asks of it), `gaps` (why a device was
+//! idle), `record` (recordings: writer, reader, player), `report` (the run report of
+//! `bench --json` and `replay --summary`), `export` (Prometheus, Perfetto) and `fixture` (a
+//! made-up session for tests and benchmarks).
+
+mod bus;
+mod clock;
+pub mod config;
+pub mod control;
+mod event;
+pub mod export;
+pub mod fixture;
+pub mod gaps;
+pub mod metrics;
+pub mod record;
+pub mod report;
+mod session;
+
+pub use bus::{Bus, Subscription};
+pub use clock::Clock;
+pub use event::*;
+pub use session::{DeviceInfo, MachineInfo, SessionInfo};

@@ -1,0 +1,280 @@
+//! What a report needs from the event stream, collected as it arrives: proofs, config changes,
+//! the inputs of gap attribution, each device's compute and copy spans and the sampled metrics
+//! the summaries read.
+
+use std::collections::BTreeMap;
+
+use super::series::Series;
+use super::{merged_length, ConfigEventRow, ProofRow, Stat, Summary};
+use crate::gaps::{DeviceGaps, GapAnalyzer};
+use crate::{metrics, ConfigChange, Event, Lane, Nanos, ProofRecord, Sample, Span, Stage};
+
+/// Collects what a report needs from the event stream.
+#[derive(Default)]
+pub struct ReportBuilder {
+    pub(super) proofs: Vec<ProofRecord>,
+    gaps: GapAnalyzer,
+    config: Vec<ConfigChange>,
+    /// (metric, device) → series, for the few metrics the device summary uses.
+    pub(super) series: BTreeMap<(&'static str, String), Series>,
+    /// Per device: compute spans and copy spans seen on the compute lane, span bytes.
+    pub(super) compute: BTreeMap<String, Vec<(Nanos, Nanos)>>,
+    pub(super) copies_on_compute: BTreeMap<String, usize>,
+    pub(super) span_bytes: BTreeMap<String, (u64, u64)>,
+    /// Per device: spans on its copy lanes, for the busy-or-copying fraction.
+    pub(super) copies: BTreeMap<String, Copies>,
+    /// Host samples (cores, pools, DDR) as (metric, time, value).
+    pub(super) host: Vec<(String, Nanos, f64)>,
+    /// Per (job, partition): its device operations' first start, last end, and kernel time.
+    regions: BTreeMap<(u64, u32), Region>,
+}
+
+#[derive(Default)]
+struct Region {
+    first: Nanos,
+    last: Nanos,
+    kernels: Vec<(Nanos, Nanos)>,
+}
+
+impl Region {
+    /// The keys a partition's device region adds to its stages, in seconds (kernel spans
+    /// merged: a backend may nest the transforms inside `ntt_h`).
+    fn stages(&self) -> [(&'static str, f64); 2] {
+        let kernels = merged_length(&self.kernels, self.first, self.last);
+        [
+            ("device_wall", (self.last - self.first) as f64 / 1e9),
+            ("device_kernels", kernels as f64 / 1e9),
+        ]
+    }
+}
+
+/// A device's copy spans: whole uploads and downloads, and the copy engine's pieces of the
+/// uploads where the backend times them.
+#[derive(Default)]
+pub(super) struct Copies {
+    h2d: Vec<(Nanos, Nanos)>,
+    d2h: Vec<(Nanos, Nanos)>,
+    dma: Vec<(Nanos, Nanos)>,
+}
+
+impl Copies {
+    /// When the copy engines were moving data: the pieces where known, else whole uploads.
+    pub(super) fn engine_busy(&self) -> impl Iterator<Item = &(Nanos, Nanos)> {
+        let up = if self.dma.is_empty() {
+            &self.h2d
+        } else {
+            &self.dma
+        };
+        up.iter().chain(&self.d2h)
+    }
+}
+
+/// Sampled metrics a device summary uses.
+const SUMMARY_METRICS: [&str; 9] = [
+    metrics::GPU_UTIL,
+    metrics::NVML_PCIE_TX,
+    metrics::NVML_PCIE_RX,
+    metrics::NVML_GPM_PCIE_TX,
+    metrics::NVML_GPM_PCIE_RX,
+    metrics::GPU_POWER,
+    metrics::VRAM_RESERVED,
+    metrics::PCIE_H2D_TOTAL,
+    metrics::PCIE_D2H_TOTAL,
+];
+
+impl ReportBuilder {
+    pub fn observe(&mut self, ev: &Event) {
+        match ev {
+            Event::Span(s) => self.add_span(s),
+            Event::Job(_) => self.gaps.observe(ev),
+            Event::Proof(p) => self.add_proof(p.clone()),
+            Event::Config(c) => self.add_config(c.clone()),
+            Event::Sample(s) => self.add_sample(s),
+            _ => {}
+        }
+    }
+
+    /// A span: compute spans make devices busy; the others explain their gaps.
+    pub fn add_span(&mut self, s: &Span) {
+        self.gaps.add_span(s);
+        self.add_region_span(s);
+        match &s.lane {
+            Lane::Compute { device } => {
+                if s.stage.is_compute() {
+                    self.compute
+                        .entry(device.clone())
+                        .or_default()
+                        .push((s.start, s.end));
+                } else if matches!(s.stage, Stage::H2d | Stage::D2h) {
+                    *self.copies_on_compute.entry(device.clone()).or_default() += 1;
+                }
+            }
+            Lane::H2d { device } | Lane::D2h { device } => {
+                let copies = self.copies.entry(device.clone()).or_default();
+                let bytes = self.span_bytes.entry(device.clone()).or_default();
+                match (&s.lane, s.stage) {
+                    // Pieces of an upload already counted whole.
+                    (_, Stage::Dma) => copies.dma.push((s.start, s.end)),
+                    (Lane::H2d { .. }, _) => {
+                        bytes.0 += s.bytes;
+                        copies.h2d.push((s.start, s.end));
+                    }
+                    _ => {
+                        bytes.1 += s.bytes;
+                        copies.d2h.push((s.start, s.end));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A device operation of a partition (a kernel, an upload, a download) widens its region.
+    fn add_region_span(&mut self, s: &Span) {
+        let device_op = match s.lane {
+            Lane::Compute { .. } => s.stage.is_compute(),
+            Lane::H2d { .. } | Lane::D2h { .. } => true,
+            _ => false,
+        };
+        let (Some(job), Some(partition), true) = (s.job, s.partition, device_op) else {
+            return;
+        };
+        let r = self.regions.entry((job, partition)).or_insert(Region {
+            first: s.start,
+            last: s.end,
+            kernels: vec![],
+        });
+        r.first = r.first.min(s.start);
+        r.last = r.last.max(s.end);
+        if matches!(s.lane, Lane::Compute { .. }) {
+            r.kernels.push((s.start, s.end));
+        }
+    }
+
+    /// A proof's stages with its device region's, by key.
+    fn stage_keys(&self, p: &ProofRecord) -> BTreeMap<&'static str, f64> {
+        let mut stages: BTreeMap<_, _> = p.stages.iter().map(|(k, v)| (k.key(), *v)).collect();
+        if let Some(r) = self.regions.get(&(p.job, p.partition)) {
+            stages.extend(r.stages());
+        }
+        stages
+    }
+
+    /// A sample: NVML and the engine's PCIe counters feed the device summary.
+    pub fn add_sample(&mut self, s: &Sample) {
+        let host = [
+            metrics::CPU_CORE_PREFIX,
+            metrics::CPU_POOL_PREFIX,
+            metrics::HOST_DDR,
+            metrics::HOST_ENGINE_BYTES,
+        ];
+        if s.device.is_none() && host.iter().any(|m| s.metric.starts_with(m)) {
+            self.host.push((s.metric.clone(), s.t, s.value));
+            return;
+        }
+        let (Some(device), Some(metric)) =
+            (&s.device, SUMMARY_METRICS.iter().find(|m| **m == s.metric))
+        else {
+            return;
+        };
+        self.series
+            .entry((metric, device.clone()))
+            .or_default()
+            .add(s.t, s.value);
+    }
+
+    /// A job lifecycle event (queueing tells "waiting for synthesis" from "no work").
+    pub fn add_job_event(&mut self, ev: &Event) {
+        if let Event::Job(_) = ev {
+            self.gaps.observe(ev);
+        }
+    }
+
+    pub fn add_proof(&mut self, p: ProofRecord) {
+        self.proofs.push(p);
+    }
+
+    pub fn add_config(&mut self, c: ConfigChange) {
+        self.config.push(c);
+    }
+
+    pub fn proofs(&self) -> &[ProofRecord] {
+        &self.proofs
+    }
+
+    pub fn rows(&self) -> Vec<ProofRow> {
+        let mut rows: Vec<ProofRow> = self
+            .proofs
+            .iter()
+            .map(|p| ProofRow {
+                done_at: p.t as f64 / 1e9,
+                job: p.job,
+                partition: p.partition,
+                device: p.device.clone(),
+                verified: p.verified,
+                error: p.error.clone(),
+                stages: self.stage_keys(p),
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.job, r.partition));
+        rows
+    }
+
+    pub fn summary(&self, wall_seconds: f64) -> Summary {
+        let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
+        for p in &self.proofs {
+            for (stage, v) in self.stage_keys(p) {
+                per_stage.entry(stage).or_default().push(v);
+            }
+        }
+        let verified = self.proofs.iter().filter(|p| p.verified).count();
+        Summary {
+            proofs: self.proofs.len(),
+            verified,
+            failed: self.proofs.len() - verified,
+            wall_seconds,
+            proofs_per_hour: if wall_seconds > 0.0 {
+                verified as f64 * 3600.0 / wall_seconds
+            } else {
+                0.0
+            },
+            steady_proofs_per_hour: self.steady_rate(),
+            stages: per_stage
+                .into_iter()
+                .filter_map(|(k, mut v)| Stat::of(&mut v).map(|s| (k, s)))
+                .collect(),
+        }
+    }
+
+    fn steady_rate(&self) -> f64 {
+        let done = self.proofs.iter().filter(|p| p.verified).map(|p| p.t);
+        let (n, first, last) = done.fold((0usize, Nanos::MAX, 0), |(n, f, l), t| {
+            (n + 1, f.min(t), l.max(t))
+        });
+        match n >= 3 && last > first {
+            true => (n - 1) as f64 * 3600.0 * 1e9 / (last - first) as f64,
+            false => 0.0,
+        }
+    }
+
+    /// Every gap of every device over [from, to], with its causes: what the dashboard shows
+    /// for a selected gap.
+    pub fn gap_details(&self, from: Nanos, to: Nanos) -> Vec<DeviceGaps> {
+        self.gaps.attribute(from, to)
+    }
+
+    pub fn config_events(&self) -> Vec<ConfigEventRow> {
+        self.config
+            .iter()
+            .map(|c| ConfigEventRow {
+                t: c.t as f64 / 1e9,
+                key: c.key.clone(),
+                from: c.from.clone(),
+                to: c.to.clone(),
+                by: c.by.clone(),
+                applied: c.applied,
+                error: c.error.clone(),
+            })
+            .collect()
+    }
+}
