@@ -6,120 +6,69 @@ use serde::{Deserialize, Serialize};
 /// Nanoseconds since session start.
 pub type Nanos = u64;
 
-/// What a span did. The first group are the per-proof stage keys of `bench --json`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Stage {
-    #[serde(rename = "synthesis")]
-    Synthesis,
-    #[serde(rename = "queue_wait")]
-    QueueWait,
-    #[serde(rename = "lock_wait")]
-    LockWait,
-    #[serde(rename = "h2d")]
-    H2d,
-    #[serde(rename = "ntt_h")]
-    NttH,
-    #[serde(rename = "msm_h")]
-    MsmH,
-    #[serde(rename = "msm_l")]
-    MsmL,
-    #[serde(rename = "msm_a")]
-    MsmA,
-    #[serde(rename = "msm_b_g1")]
-    MsmBG1,
-    #[serde(rename = "msm_b_g2")]
-    MsmBG2,
-    #[serde(rename = "batch_add")]
-    BatchAdd,
-    #[serde(rename = "finalize")]
-    Finalize,
-    #[serde(rename = "verify")]
-    Verify,
-    #[serde(rename = "d2h")]
-    D2h,
-    #[serde(rename = "prep")]
-    Prep,
-    #[serde(rename = "alloc")]
-    Alloc,
-    #[serde(rename = "intt")]
-    Intt,
-    #[serde(rename = "coset_ntt")]
-    CosetNtt,
-    #[serde(rename = "pointwise")]
-    Pointwise,
-    /// The copy engine moving one staged piece to the device, inside an `h2d` span: what a
-    /// device's utilisation counts as busy, where `h2d` also holds the host's staging copies.
-    #[serde(rename = "dma")]
-    Dma,
+/// Declares `Stage` from one table: each variant with its key, which serde, `key`, `ALL` and
+/// `PROOF_STAGES` all read, so a stage's name is written once.
+macro_rules! stages {
+    (
+        proof: [$($(#[$pdoc:meta])* $p:ident = $pk:tt,)*]
+        other: [$($(#[$odoc:meta])* $o:ident = $ok:tt,)*]
+    ) => {
+        /// What a span did. The first group are the per-proof stage keys of `bench --json`.
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+        )]
+        pub enum Stage {
+            $($(#[$pdoc])* #[serde(rename = $pk)] $p,)*
+            $($(#[$odoc])* #[serde(rename = $ok)] $o,)*
+        }
+
+        impl Stage {
+            /// Every kind of span, the proof stages first.
+            pub const ALL: [Stage; [$($pk,)* $($ok,)*].len()] = [$(Stage::$p,)* $(Stage::$o,)*];
+
+            /// The stages a proof reports, in pipeline order.
+            pub const PROOF_STAGES: [Stage; [$($pk,)*].len()] = [$(Stage::$p,)*];
+
+            pub fn key(self) -> &'static str {
+                match self {
+                    $(Stage::$p => $pk,)*
+                    $(Stage::$o => $ok,)*
+                }
+            }
+        }
+    };
+}
+
+stages! {
+    proof: [
+        Synthesis = "synthesis",
+        QueueWait = "queue_wait",
+        LockWait = "lock_wait",
+        H2d = "h2d",
+        NttH = "ntt_h",
+        MsmH = "msm_h",
+        MsmL = "msm_l",
+        MsmA = "msm_a",
+        MsmBG1 = "msm_b_g1",
+        MsmBG2 = "msm_b_g2",
+        BatchAdd = "batch_add",
+        Finalize = "finalize",
+        Verify = "verify",
+    ]
+    other: [
+        D2h = "d2h",
+        Prep = "prep",
+        Alloc = "alloc",
+        Intt = "intt",
+        CosetNtt = "coset_ntt",
+        Pointwise = "pointwise",
+        /// The copy engine moving one staged piece to the device, inside an `h2d` span: what a
+        /// device's utilisation counts as busy, where `h2d` also holds the host's staging copies.
+        Dma = "dma",
+    ]
 }
 
 impl Stage {
-    /// Every kind of span, the proof stages first.
-    pub const ALL: [Stage; 20] = [
-        Stage::Synthesis,
-        Stage::QueueWait,
-        Stage::LockWait,
-        Stage::H2d,
-        Stage::NttH,
-        Stage::MsmH,
-        Stage::MsmL,
-        Stage::MsmA,
-        Stage::MsmBG1,
-        Stage::MsmBG2,
-        Stage::BatchAdd,
-        Stage::Finalize,
-        Stage::Verify,
-        Stage::D2h,
-        Stage::Prep,
-        Stage::Alloc,
-        Stage::Intt,
-        Stage::CosetNtt,
-        Stage::Pointwise,
-        Stage::Dma,
-    ];
-
-    /// The stages a proof reports, in pipeline order.
-    pub const PROOF_STAGES: [Stage; 13] = [
-        Stage::Synthesis,
-        Stage::QueueWait,
-        Stage::LockWait,
-        Stage::H2d,
-        Stage::NttH,
-        Stage::MsmH,
-        Stage::MsmL,
-        Stage::MsmA,
-        Stage::MsmBG1,
-        Stage::MsmBG2,
-        Stage::BatchAdd,
-        Stage::Finalize,
-        Stage::Verify,
-    ];
-
-    pub fn key(self) -> &'static str {
-        match self {
-            Stage::Synthesis => "synthesis",
-            Stage::QueueWait => "queue_wait",
-            Stage::LockWait => "lock_wait",
-            Stage::H2d => "h2d",
-            Stage::NttH => "ntt_h",
-            Stage::MsmH => "msm_h",
-            Stage::MsmL => "msm_l",
-            Stage::MsmA => "msm_a",
-            Stage::MsmBG1 => "msm_b_g1",
-            Stage::MsmBG2 => "msm_b_g2",
-            Stage::BatchAdd => "batch_add",
-            Stage::Finalize => "finalize",
-            Stage::Verify => "verify",
-            Stage::D2h => "d2h",
-            Stage::Prep => "prep",
-            Stage::Alloc => "alloc",
-            Stage::Intt => "intt",
-            Stage::CosetNtt => "coset_ntt",
-            Stage::Pointwise => "pointwise",
-            Stage::Dma => "dma",
-        }
-    }
-
     /// Work that occupies a device's compute engine (what "busy" means).
     pub fn is_compute(self) -> bool {
         matches!(
@@ -267,5 +216,20 @@ impl Event {
             Event::Log(l) => l.t,
             Event::Mark(m) => m.t,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Stage;
+
+    #[test]
+    fn a_stage_serialises_as_its_key_and_parses_back() {
+        for s in Stage::ALL {
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(json, format!("\"{}\"", s.key()));
+            assert_eq!(serde_json::from_str::<Stage>(&json).unwrap(), s);
+        }
+        assert_eq!(Stage::ALL[..Stage::PROOF_STAGES.len()], Stage::PROOF_STAGES);
     }
 }
