@@ -144,9 +144,3 @@ pub fn g2_pippenger(points: &[G2Affine], scalars: &[blst_scalar]) -> G2Projectiv
     }
     out
 }
-
-/// Raw Montgomery limbs of a scalar, the layout the GPU kernels read.
-pub fn scalar_limbs(s: &Scalar) -> [u64; 4] {
-    // SAFETY: Scalar is repr(transparent) over blst_fr, which is [u64; 4].
-    unsafe { std::mem::transmute_copy(s) }
-}

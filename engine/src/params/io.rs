@@ -99,18 +99,6 @@ pub fn peek_counts(path: &Path) -> Result<(usize, usize, usize)> {
     Ok((vk.ic.len(), h, u32::from_be_bytes(count) as usize))
 }
 
-pub fn load_vk(path: &Path) -> Result<VerifyingKey> {
-    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let len = file.metadata()?.len();
-    let mut r = Reader {
-        inner: BufReader::new(file),
-        offset: 0,
-        len: Some(len),
-    };
-    r.vk()
-        .with_context(|| format!("reading verifying key {}", path.display()))
-}
-
 /// A reader that knows its offset (for messages) and, when it can, the bytes that remain.
 struct Reader<R> {
     inner: R,
@@ -254,13 +242,4 @@ pub fn read_params<R: Read>(inner: R, len: Option<u64>) -> Result<Parameters> {
         }
     }
     Ok(p)
-}
-
-pub fn read_vk<R: Read>(inner: R, len: Option<u64>) -> Result<VerifyingKey> {
-    Reader {
-        inner,
-        offset: 0,
-        len,
-    }
-    .vk()
 }

@@ -203,11 +203,6 @@ impl<R: Read + Seek> Recording<R> {
         &self.damage
     }
 
-    /// The recorder's own counts, when it closed the file.
-    pub fn end_counts(&self) -> Option<&EndPayload> {
-        self.end.as_ref()
-    }
-
     /// The session time the recording starts at.
     pub fn start(&self) -> Nanos {
         self.frames

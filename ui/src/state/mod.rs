@@ -116,8 +116,7 @@ impl State {
     }
 
     /// What device `d` waited for during the gap `[start, end)`: each cause with its share,
-    /// the largest first, as the engine attributes them; a cause the source attached to the
-    /// gap when the engine's attribution has nothing.
+    /// the largest first, as the contract's gap attribution gives them.
     pub fn gap_causes(&self, d: usize, start: Nanos, end: Nanos) -> Vec<(String, f64)> {
         let Some(dev) = self.timelines.devices.get(d) else {
             return vec![];
@@ -141,19 +140,8 @@ impl State {
         }
         by.retain(|(_, n)| *n > 0);
         by.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-        let mut out: Vec<(String, f64)> = by
-            .into_iter()
+        by.into_iter()
             .map(|(c, n)| (c, n as f64 / len as f64))
-            .collect();
-        if out.is_empty() {
-            let attached = dev.gaps(start, start + 1, self.now);
-            out.extend(
-                attached
-                    .into_iter()
-                    .filter_map(|g| g.cause)
-                    .map(|c| (c, 1.0)),
-            );
-        }
-        out
+            .collect()
     }
 }

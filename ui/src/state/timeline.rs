@@ -1,7 +1,7 @@
 //! Per-device timelines: a lane per engine (compute, copy engines) and per worker, plus the
 //! CPU pools. Spans are kept sorted by start so a window is found by binary search. Idle gaps
-//! are derived from the compute lane on demand; a cause reported for an interval attaches to
-//! the gaps it overlaps.
+//! are derived from the compute lane on demand; their causes are the contract's attribution
+//! (`State::gap_causes`).
 
 use std::collections::BTreeMap;
 
@@ -99,8 +99,6 @@ pub struct Gap {
     pub start: Nanos,
     pub end: Nanos,
     pub open: bool,
-    /// What the device waited for, once the engine reports it.
-    pub cause: Option<String>,
 }
 
 impl Gap {
@@ -113,13 +111,6 @@ impl Gap {
     }
 }
 
-#[derive(Clone, Debug)]
-struct Cause {
-    start: Nanos,
-    end: Nanos,
-    cause: String,
-}
-
 pub struct DeviceTimeline {
     pub id: String,
     pub name: String,
@@ -130,7 +121,6 @@ pub struct DeviceTimeline {
     pub h2d: LaneTimeline,
     pub d2h: LaneTimeline,
     pub workers: BTreeMap<u32, LaneTimeline>,
-    causes: Ring<Cause>,
 }
 
 impl DeviceTimeline {
@@ -144,45 +134,11 @@ impl DeviceTimeline {
             h2d: LaneTimeline::default(),
             d2h: LaneTimeline::default(),
             workers: BTreeMap::new(),
-            causes: Ring::new(LANE_CAP),
         }
     }
 
     pub fn is_gpu(&self) -> bool {
         self.kind != "cpu"
-    }
-
-    /// Records why the device was idle over `[start, end)`; gaps overlapping it show it.
-    pub fn attach_cause(&mut self, start: Nanos, end: Nanos, cause: &str) {
-        self.causes.insert_sorted(
-            Cause {
-                start,
-                end,
-                cause: cause.to_string(),
-            },
-            |c| c.start,
-        );
-    }
-
-    fn cause_of(&self, start: Nanos, end: Nanos) -> Option<String> {
-        if self.causes.is_empty() {
-            return None;
-        }
-        let mut by: BTreeMap<&str, Nanos> = BTreeMap::new();
-        // Causes are sorted by start; step back over those that began earlier but reach in.
-        let mut from = self.causes.partition_point(|c| c.start < start);
-        while from > 0 && self.causes.get(from - 1).is_some_and(|c| c.end > start) {
-            from -= 1;
-        }
-        for c in self.causes.range(from).take_while(|c| c.start < end) {
-            let overlap = c.end.min(end).saturating_sub(c.start.max(start));
-            if overlap > 0 {
-                *by.entry(&c.cause).or_default() += overlap;
-            }
-        }
-        by.into_iter()
-            .max_by_key(|(_, n)| *n)
-            .map(|(c, _)| c.to_string())
     }
 
     /// Calls `f(start, end, open)` for every gap that intersects `[t0, t1)`, whole (not
@@ -224,16 +180,11 @@ impl DeviceTimeline {
         emit(frontier, now, true);
     }
 
-    /// Every gap that intersects `[t0, t1)`, whole, with its cause where one was reported.
+    /// Every gap that intersects `[t0, t1)`, whole.
     pub fn gaps(&self, t0: Nanos, t1: Nanos, now: Nanos) -> Vec<Gap> {
         let mut out = vec![];
         self.each_gap(t0, t1, now, |start, end, open| {
-            out.push(Gap {
-                start,
-                end,
-                open,
-                cause: self.cause_of(start, end),
-            })
+            out.push(Gap { start, end, open })
         });
         out
     }
@@ -364,7 +315,6 @@ impl Timelines {
             for l in d.workers.values_mut() {
                 l.evict(cutoff);
             }
-            d.causes.pop_front_while(|c| c.end < cutoff);
         }
         for (_, l) in &mut self.pools {
             l.evict(cutoff);
@@ -461,10 +411,6 @@ mod tests {
         // A gap that began before the window is reported whole.
         assert_eq!(d.gaps(40, 45, 100)[0].start, 30);
         assert!((d.compute_busy(0, 100, 100) - 0.3).abs() < 1e-9);
-        d.attach_cause(30, 40, "upload");
-        d.attach_cause(40, 50, "lock_held");
-        d.attach_cause(35, 40, "upload");
-        assert_eq!(d.gaps(30, 50, 100)[0].cause.as_deref(), Some("upload"));
     }
 
     #[test]
