@@ -1,17 +1,15 @@
 //! The PoRep workload: a C1 output turned into the engine's [`CircuitSource`], registered under
 //! `porep-<size>`, with everything checked before any long work starts.
 
-use anyhow::{anyhow, bail, Context, Result};
-use bellpepper_core::ConstraintSystem;
+use anyhow::{bail, Context, Result};
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{SectorShape32GiB, SectorShape64GiB, SectorShapeBase};
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, SealCommitPhase1Output};
 use provetop_engine::circuit::external::{self, CircuitSource};
-use provetop_engine::circuit::precompiled::{self, Precompiled, Witness, WitnessCs};
+use provetop_engine::circuit::precompiled::{self, Precompiled, Witness};
 use provetop_engine::circuit::{synthesize_generic, Assignment, Shape};
 use provetop_engine::params::{setup, setup::Progress, Parameters};
-use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
@@ -238,58 +236,11 @@ impl<Tree: 'static + MerkleTreeTrait> CircuitSource for PorepSource<Tree> {
 
     fn witness(&self, partition: u32) -> Result<Witness> {
         let k = partition as usize % self.vanilla.len();
-        self.witness_parallel(k)
+        let aux = self.shape()?.num_aux;
+        crate::witness::partition(&self.pub_in, &self.vanilla[k], self.pub_params.num_layers, aux)
     }
 
     fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled> {
         precompiled::record(self.blank(), shape, progress)
-    }
-}
-
-impl<Tree: 'static + MerkleTreeTrait> PorepSource<Tree> {
-    /// Partition `k`'s witness, each challenge on its own core. `StackedCircuit::synthesize`
-    /// allocates a prelude (replica id and its bits, the commitments, comm_r's hash), then each
-    /// challenge's proof, which reads the prelude's values only: so every challenge runs in a
-    /// system of its own as prelude + that challenge, and what it allocates past the prelude is
-    /// appended in the challenges' order, exactly the serial witness.
-    fn witness_parallel(&self, k: usize) -> Result<Witness> {
-        let vanilla = &self.vanilla[k];
-        // What `StackedCompound::circuit` gives the circuit, with its checks.
-        let comm_r_last = vanilla[0].comm_r_last();
-        let comm_c = vanilla[0].comm_c();
-        if !vanilla
-            .iter()
-            .all(|p| p.comm_r_last() == comm_r_last && p.comm_c() == comm_c)
-        {
-            bail!("partition {k}'s vanilla proofs disagree on comm_r_last or comm_c");
-        }
-        let tau = self.pub_in.tau.as_ref().context("no comm_d and comm_r")?;
-        let synthesize = |cs: &mut WitnessCs, proofs| {
-            StackedCircuit::<Tree, DefaultPieceHasher>::synthesize(
-                cs,
-                Some(self.pub_in.replica_id),
-                Some(tau.comm_d),
-                Some(tau.comm_r),
-                Some(comm_r_last),
-                Some(comm_c),
-                proofs,
-            )
-            .map_err(|e| anyhow!("witness generation failed: {e}"))
-        };
-        let mut cs = WitnessCs::with_capacity(self.shape()?.num_aux);
-        synthesize(&mut cs, vec![])?;
-        let (inputs, aux) = (cs.inputs_slice().len(), cs.aux_slice().len());
-        let pieces = vanilla
-            .par_iter()
-            .map(|p| {
-                let mut piece = WitnessCs::default();
-                synthesize(&mut piece, vec![p.clone().into()])?;
-                Ok(piece)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        for piece in &pieces {
-            cs.extend_past(piece, inputs, aux);
-        }
-        Ok(cs.finish())
     }
 }

@@ -164,7 +164,7 @@ impl Workload {
                 Ok(SyntheticCircuit::new(log2_constraints, seed).witness())
             }
             Workload::External { ref circuit } => external::get(circuit)?.witness(partition),
-            Workload::Sha256 { .. } => precompiled::witness_of(self.circuit(seed)?, 0),
+            Workload::Sha256 { blocks } => Ok(Sha256Circuit::new(blocks, seed).witness()),
         }
     }
 

@@ -9,6 +9,7 @@ mod eval;
 mod file;
 mod matrix;
 mod record;
+pub mod sha256;
 #[cfg(test)]
 mod tests;
 mod witness;

@@ -37,12 +37,10 @@ impl WitnessCs {
         }
     }
 
-    /// Appends what `other` allocated past its first `inputs` inputs and `aux` aux: an
-    /// independent piece of a circuit, synthesised in a system of its own after a prelude that
-    /// this system already holds.
-    pub fn extend_past(&mut self, other: &WitnessCs, inputs: usize, aux: usize) {
-        self.w.input.extend_from_slice(&other.w.input[inputs..]);
-        self.w.aux.extend_from_slice(&other.w.aux[aux..]);
+    /// The aux values so far, for a fast path that computes a gadget's allocations itself and
+    /// appends them (`sha256`).
+    pub fn aux_mut(&mut self) -> &mut Vec<Scalar> {
+        &mut self.w.aux
     }
 
     pub fn finish(self) -> Witness {
@@ -102,7 +100,8 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     /// Appends an independent piece synthesised in its own system, as bellpepper's
     /// `WitnessCS` does: its first input is that system's constant one, not a new input.
     fn extend(&mut self, other: &Self) {
-        self.extend_past(other, 1, 0);
+        self.w.input.extend_from_slice(&other.w.input[1..]);
+        self.w.aux.extend_from_slice(&other.w.aux);
     }
 
     fn is_witness_generator(&self) -> bool {
