@@ -1,20 +1,24 @@
 //! A PoRep partition's witness for the pre-compiled path: each challenge on a core of its own,
-//! and each label's SHA-256 computed natively instead of through the gadget.
+//! and every SHA-256 computed natively instead of through the gadget.
 //!
 //! `StackedCircuit::synthesize` (storage-proofs-porep 19.1, stacked/circuit/proof.rs)
 //! allocates a prelude (replica id and its bits, the commitments, comm_r's hash), then each
 //! challenge's `Proof::synthesize` (params.rs), which reads only the prelude's values. So the
 //! prelude runs once as Filecoin wrote it, and every challenge runs in a system of its own:
-//! [`challenge`] makes the allocations of `Proof::synthesize` in its order, through Filecoin's
-//! own gadgets except `create_label_circuit`, whose SHA-256 is nine tenths of the witness under
-//! the gadget and a few percent natively ([`label`]). The pieces are appended in the
-//! challenges' order. The test against the plain path (tests/precompiled.rs) compares every
-//! value, so a change of Filecoin's circuit cannot pass unnoticed.
+//! `partition` makes the allocations of `Proof::synthesize` in its order, through Filecoin's
+//! own gadgets except where they hash with SHA-256 (the labels, [`label`], and comm_d's tree,
+//! [`comm_d_inclusion`]): nine tenths of the witness under the gadget, a few percent natively.
+//! The pieces are appended in the challenges' order. The test against the plain path
+//! (tests/precompiled.rs) compares every value, so a change of Filecoin's circuit cannot pass
+//! unnoticed.
 
 use anyhow::{anyhow, bail, Context, Result};
+use bellperson::gadgets::multipack;
+use bellpepper_core::boolean::{AllocatedBit, Boolean};
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
+use ff::PrimeField;
 use filecoin_hashers::poseidon::PoseidonFunction;
 use filecoin_hashers::{HashFunction, Hasher, PoseidonArity};
 use filecoin_proofs::DefaultPieceHasher;
@@ -23,8 +27,8 @@ use provetop_engine::circuit::precompiled::sha256::{self, Bit};
 use provetop_engine::circuit::precompiled::{Witness, WitnessCs};
 use rayon::prelude::*;
 use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
-use storage_proofs_core::gadgets::{encode::encode, uint64::UInt64, variables::Root};
-use storage_proofs_core::merkle::{DiskStore, MerkleTreeTrait, MerkleTreeWrapper};
+use storage_proofs_core::gadgets::{encode::encode, insertion::insert, uint64::UInt64, variables::Root};
+use storage_proofs_core::merkle::{DiskStore, MerkleProofTrait, MerkleTreeTrait, MerkleTreeWrapper};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{self, StackedCircuit, TOTAL_PARENTS};
 
@@ -35,7 +39,6 @@ type PubIn<Tree> =
 /// The prelude's values each challenge reads, allocated in a scratch system (a witness never
 /// reads their variables).
 struct Shared {
-    comm_d: AllocatedNum<Fr>,
     comm_c: AllocatedNum<Fr>,
     comm_r_last: AllocatedNum<Fr>,
     replica_id: Vec<Bit>,
@@ -73,15 +76,10 @@ pub fn partition<Tree: 'static + MerkleTreeTrait>(
     let shared = {
         let mut scratch = WitnessCs::default();
         let mut num = |v: Fr| AllocatedNum::alloc(&mut scratch, || Ok(v));
-        let (comm_d, comm_c, comm_r_last) = (
-            num(tau.comm_d.into())?,
-            num(comm_c.into())?,
-            num(comm_r_last.into())?,
-        );
+        let (comm_c, comm_r_last) = (num(comm_c.into())?, num(comm_r_last.into())?);
         let id = num(pub_in.replica_id.into())?;
         let replica_id = bits(reverse_bit_numbering(id.to_bits_le(&mut scratch)?))?;
         Shared {
-            comm_d,
             comm_c,
             comm_r_last,
             replica_id,
@@ -92,14 +90,15 @@ pub fn partition<Tree: 'static + MerkleTreeTrait>(
         vanilla,
     )
     .into_par_iter()
-    .map(|p| {
+    .zip(vanilla)
+    .map(|(p, v)| {
         let mut piece = WitnessCs::default();
         let cs = &mut piece;
         // `Proof::synthesize`, allocation by allocation.
         let data_leaf = AllocatedNum::alloc(&mut *cs, || {
             p.data_leaf.ok_or(SynthesisError::AssignmentMissing)
         })?;
-        inclusion(&mut *cs, p.comm_d_path, &shared.comm_d, &data_leaf)?;
+        comm_d_inclusion(cs, &v.comm_d_proofs.as_options(), &data_leaf)?;
         // Each parent's column, its hash and its inclusion in comm_c: DRG parents, then
         // expander parents.
         let drg_count = p.drg_parents_proofs.len();
@@ -155,7 +154,7 @@ fn circuit_proofs<V: Clone, P: From<V>, A, B, C, D, E, F, R>(
     vanilla.iter().cloned().map(P::from).collect()
 }
 
-fn bits(b: Vec<bellpepper_core::boolean::Boolean>) -> Result<Vec<Bit>, SynthesisError> {
+fn bits(b: Vec<Boolean>) -> Result<Vec<Bit>, SynthesisError> {
     b.iter().map(Bit::of).collect()
 }
 
@@ -177,6 +176,48 @@ where
     PoRCircuit::<MerkleTreeWrapper<H, DiskStore<H::Domain>, U, V, W>>::synthesize(
         cs, leaf, path, root, true,
     )
+}
+
+/// `enforce_inclusion` in comm_d's binary SHA-256 tree (`PoRCircuit` with `SubPath::synthesize`
+/// and `Sha256Function::hash_multi_leaf_circuit`), each level's hash computed natively. The
+/// root is compared, which allocates nothing.
+fn comm_d_inclusion(
+    cs: &mut WitnessCs,
+    path: &[(Vec<Option<Fr>>, Option<usize>)],
+    leaf: &AllocatedNum<Fr>,
+) -> Result<(), SynthesisError> {
+    let mut cur = leaf.clone();
+    let mut index_bits = Vec::with_capacity(path.len());
+    for (hashes, index) in path {
+        let bit = AllocatedBit::alloc(&mut *cs, index.map(|i| i & 1 == 1))?;
+        index_bits.push(Boolean::from(bit));
+        let siblings = hashes
+            .iter()
+            .map(|h| AllocatedNum::alloc(&mut *cs, || h.ok_or(SynthesisError::AssignmentMissing)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pair = insert(cs, &cur, &index_bits[index_bits.len() - 1..], &siblings)?;
+        // Each number's 255 bits, padded to 32 bytes, in big-endian bit order per byte.
+        let mut input = Vec::with_capacity(512);
+        for num in &pair {
+            let mut le = bits(num.to_bits_le(&mut *cs)?)?;
+            le.push(Bit::Constant(false));
+            input.extend(le.chunks(8).flat_map(|byte| byte.iter().rev().copied()));
+        }
+        cur = packed_sha256(cs, &input)?;
+    }
+    multipack::pack_into_inputs(cs, &index_bits)
+}
+
+/// The gadget's SHA-256 of `input`, natively, with its digest's bits reversed per byte and the
+/// capacity's worth packed into the number `multipack::pack_bits` allocates.
+fn packed_sha256(cs: &mut WitnessCs, input: &[Bit]) -> Result<AllocatedNum<Fr>, SynthesisError> {
+    let digest = sha256::sha256(cs.aux_mut(), input);
+    let bits: Vec<Bit> = digest
+        .chunks(8)
+        .flat_map(|byte| byte.iter().rev().copied())
+        .collect();
+    let value = sha256::pack(&bits[..Fr::CAPACITY as usize]);
+    AllocatedNum::alloc(cs, || Ok(value))
 }
 
 /// `create_label_circuit`: SHA-256 of replica id ‖ layer ‖ node ‖ 37 parents (each padded to
@@ -203,12 +244,6 @@ fn label(
         input.extend_from_slice(parent);
         pad(&mut input, 256);
     }
-    let digest = sha256::sha256(cs.aux_mut(), &input);
-    // `reverse_bit_numbering`, then the capacity's worth of bits packed.
-    let bits: Vec<Bit> = digest
-        .chunks(8)
-        .flat_map(|byte| byte.iter().rev().copied())
-        .collect();
-    let value = sha256::pack(&bits[..254]);
-    AllocatedNum::alloc(cs, || Ok(value))
+    // The digest through `reverse_bit_numbering` into `pack_bits`, as in `hash_circuit`.
+    packed_sha256(cs, &input)
 }

@@ -10,6 +10,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Instant;
 
 use super::matrix::{densities, Csr};
@@ -48,14 +49,35 @@ pub fn record<C: Circuit<Scalar>>(
 /// The coefficient table: 1 and −1 first, then each distinct coefficient as first seen.
 struct Table {
     values: Vec<Scalar>,
-    index: HashMap<[u64; 4], u32>,
+    index: HashMap<[u64; 4], u32, BuildHasherDefault<LimbHasher>>,
+}
+
+/// A hash of a field element's Montgomery limbs, which are already uniform: a multiply per
+/// limb, where SipHash took a fifth of recording a circuit of many coefficients.
+#[derive(Default)]
+struct LimbHasher(u64);
+
+impl Hasher for LimbHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl Table {
     fn new() -> Self {
         let mut t = Table {
             values: vec![],
-            index: HashMap::new(),
+            index: HashMap::default(),
         };
         t.intern(&Scalar::ONE);
         t.intern(&-Scalar::ONE);
