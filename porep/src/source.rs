@@ -237,7 +237,12 @@ impl<Tree: 'static + MerkleTreeTrait> CircuitSource for PorepSource<Tree> {
     fn witness(&self, partition: u32) -> Result<Witness> {
         let k = partition as usize % self.vanilla.len();
         let aux = self.shape()?.num_aux;
-        crate::witness::partition(&self.pub_in, &self.vanilla[k], self.pub_params.num_layers, aux)
+        crate::witness::partition(
+            &self.pub_in,
+            &self.vanilla[k],
+            self.pub_params.num_layers,
+            aux,
+        )
     }
 
     fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled> {

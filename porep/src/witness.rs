@@ -13,10 +13,10 @@
 //! unnoticed.
 
 use anyhow::{anyhow, bail, Context, Result};
-use bellperson::gadgets::multipack;
 use bellpepper_core::boolean::{AllocatedBit, Boolean};
 use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
+use bellperson::gadgets::multipack;
 use blstrs::Scalar as Fr;
 use ff::PrimeField;
 use filecoin_hashers::poseidon::PoseidonFunction;
@@ -27,14 +27,20 @@ use provetop_engine::circuit::precompiled::sha256::{self, Bit};
 use provetop_engine::circuit::precompiled::{Witness, WitnessCs};
 use rayon::prelude::*;
 use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
-use storage_proofs_core::gadgets::{encode::encode, insertion::insert, uint64::UInt64, variables::Root};
-use storage_proofs_core::merkle::{DiskStore, MerkleProofTrait, MerkleTreeTrait, MerkleTreeWrapper};
+use storage_proofs_core::gadgets::{
+    encode::encode, insertion::insert, uint64::UInt64, variables::Root,
+};
+use storage_proofs_core::merkle::{
+    DiskStore, MerkleProofTrait, MerkleTreeTrait, MerkleTreeWrapper,
+};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{self, StackedCircuit, TOTAL_PARENTS};
 
 type Vanilla<Tree> = stacked::Proof<Tree, DefaultPieceHasher>;
-type PubIn<Tree> =
-    stacked::PublicInputs<<<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain, <DefaultPieceHasher as Hasher>::Domain>;
+type PubIn<Tree> = stacked::PublicInputs<
+    <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain,
+    <DefaultPieceHasher as Hasher>::Domain,
+>;
 
 /// The prelude's values each challenge reads, allocated in a scratch system (a witness never
 /// reads their variables).
@@ -107,7 +113,11 @@ pub fn partition<Tree: 'static + MerkleTreeTrait>(
             let (col, path) = parent.alloc(&mut *cs)?;
             let hash = col.hash(&mut *cs)?;
             inclusion(&mut *cs, path, &shared.comm_c, &hash)?;
-            columns.push((1..=layers).map(|l| col.get_value(l).clone()).collect::<Vec<_>>());
+            columns.push(
+                (1..=layers)
+                    .map(|l| col.get_value(l).clone())
+                    .collect::<Vec<_>>(),
+            );
         }
         let (drg, exp) = columns.split_at(drg_count);
         let node = UInt64::alloc(&mut *cs, p.challenge)?;
@@ -117,14 +127,24 @@ pub fn partition<Tree: 'static + MerkleTreeTrait>(
         for layer in 1..=layers {
             let mut parents = vec![];
             for col in drg {
-                parents.push(bits(reverse_bit_numbering(col[layer - 1].to_bits_le(&mut *cs)?))?);
+                parents.push(bits(reverse_bit_numbering(
+                    col[layer - 1].to_bits_le(&mut *cs)?,
+                ))?);
             }
             if layer > 1 {
                 for col in exp {
-                    parents.push(bits(reverse_bit_numbering(col[layer - 2].to_bits_le(&mut *cs)?))?);
+                    parents.push(bits(reverse_bit_numbering(
+                        col[layer - 2].to_bits_le(&mut *cs)?,
+                    ))?);
                 }
             }
-            labels.push(label(cs, &shared.replica_id, &parents, layer as u32, &node)?);
+            labels.push(label(
+                cs,
+                &shared.replica_id,
+                &parents,
+                layer as u32,
+                &node,
+            )?);
         }
         let last = labels.last().context("no layers")?;
         let encoded = encode(&mut *cs, last, &data_leaf)?;

@@ -17,7 +17,11 @@ fn first_difference(got: &Assignment, want: &Assignment) -> Option<String> {
     ];
     for (name, g, w) in vectors {
         if g.len() != w.len() {
-            return Some(format!("{name}: {} values, the plain path {}", g.len(), w.len()));
+            return Some(format!(
+                "{name}: {} values, the plain path {}",
+                g.len(),
+                w.len()
+            ));
         }
         if let Some(i) = (0..g.len()).find(|&i| g[i] != w[i]) {
             return Some(format!("{name}[{i}] differs (of {})", g.len()));

@@ -30,11 +30,8 @@ impl CircuitCache {
     }
 
     pub fn path_for(&self, workload: &Workload, shape: &Shape) -> PathBuf {
-        self.dir.join(format!(
-            "{}-{}.r1cs",
-            workload.label(),
-            &shape.digest[..16]
-        ))
+        self.dir
+            .join(format!("{}-{}.r1cs", workload.label(), &shape.digest[..16]))
     }
 
     /// The recorded circuit of `workload`, from the cache or recorded now (and cached).

@@ -20,7 +20,10 @@ const VERSION: u32 = 1;
 const HEADER: usize = 8 + 4 + 7 * 8 + 32 + 4 + 4;
 
 // The arrays are written and read as they lie in memory.
-const _: () = assert!(cfg!(target_endian = "little"), "recorded circuits are little-endian");
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "recorded circuits are little-endian"
+);
 
 /// Writes `pc` to `path` through a temporary file, so a reader never sees half a file.
 pub fn save(pc: &Precompiled, path: &Path) -> Result<()> {
@@ -117,7 +120,7 @@ fn read(mut r: impl Read, len: u64) -> Result<Precompiled> {
     let [ni, na, nc, nt, nnz_a, nnz_b, nnz_c] = std::array::from_fn(count);
     // The counts must add up to the file's length (checked arithmetic: they are not trusted
     // yet), which also bounds every allocation below by the file's size.
-    let rows = nc.checked_add(ni).unwrap_or(u64::MAX);
+    let rows = nc.saturating_add(ni);
     let ptrs = rows.checked_add(1).and_then(|r| r.checked_mul(4));
     let want = [nt.checked_mul(32), ptrs, ptrs, ptrs]
         .into_iter()
@@ -190,7 +193,10 @@ mod tests {
     #[test]
     fn digests_round_trip_through_their_bytes() {
         let hex = "00ff10a0".repeat(8);
-        assert_eq!(crate::circuit::shape::hex(&digest_bytes(&hex).unwrap()), hex);
+        assert_eq!(
+            crate::circuit::shape::hex(&digest_bytes(&hex).unwrap()),
+            hex
+        );
         assert!(digest_bytes("abc").is_err());
     }
 }

@@ -93,9 +93,8 @@ impl Csr {
 /// The variables `m` uses, as an input and an aux density (bellperson's trackers: A's aux,
 /// B's inputs and aux), marked in parallel.
 pub(super) fn densities(m: &Csr, num_inputs: usize, num_aux: usize) -> (Density, Density) {
-    let atomics = |n: usize| -> Vec<AtomicU64> {
-        (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
-    };
+    let atomics =
+        |n: usize| -> Vec<AtomicU64> { (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect() };
     let (input, aux) = (atomics(num_inputs), atomics(num_aux));
     m.cols.par_chunks(1 << 16).for_each(|cols| {
         for &c in cols {

@@ -19,7 +19,10 @@ use ff::Field;
 pub enum Bit {
     Constant(bool),
     /// An allocated bit holding `value`, used negated (`Boolean::Not`) or not (`Boolean::Is`).
-    Var { value: bool, negated: bool },
+    Var {
+        value: bool,
+        negated: bool,
+    },
 }
 
 impl Bit {
@@ -175,8 +178,8 @@ impl Word {
 
     fn triop(aux: &mut Aux, [a, b, c]: [&Word; 3], f: fn(&mut Aux, Bit, Bit, Bit) -> Bit) -> Word {
         let mut out = a.0;
-        for i in 0..32 {
-            out[i] = f(aux, a.0[i], b.0[i], c.0[i]);
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = f(aux, a.0[i], b.0[i], c.0[i]);
         }
         Word(out)
     }
@@ -184,18 +187,20 @@ impl Word {
     /// `UInt32::addmany`: the sum's bits, carries included, unless every operand is constant.
     fn addmany(aux: &mut Aux, ops: &[Word]) -> Word {
         let sum: u64 = ops.iter().map(|w| w.value() as u64).sum();
-        if ops.iter().all(|w| w.0.iter().all(|b| matches!(b, Bit::Constant(_)))) {
+        if ops
+            .iter()
+            .all(|w| w.0.iter().all(|b| matches!(b, Bit::Constant(_))))
+        {
             return Word::constant(sum as u32);
         }
         let max = ops.len() as u64 * u32::MAX as u64;
-        let mut out = [Bit::Constant(false); 32];
-        for i in 0..(64 - max.leading_zeros()) as usize {
-            let b = alloc(aux, sum >> i & 1 == 1);
-            if i < 32 {
-                out[i] = b;
-            }
+        // The carries past bit 31 are allocated and dropped.
+        let mut bits = [Bit::Constant(false); 64];
+        let used = (64 - max.leading_zeros()) as usize;
+        for (i, b) in bits.iter_mut().enumerate().take(used) {
+            *b = alloc(aux, sum >> i & 1 == 1);
         }
-        Word(out)
+        Word(std::array::from_fn(|i| bits[i]))
     }
 }
 
@@ -249,11 +254,17 @@ fn compress(aux: &mut Aux, block: &[Bit], cur: &[Word; 8]) -> [Word; 8] {
     let mut e = Maybe::Concrete(cur[4]);
     for i in 0..64 {
         let new_e = e.compute(aux, &[]);
-        let s1 = new_e.rotr(6).xor(aux, &new_e.rotr(11)).xor(aux, &new_e.rotr(25));
+        let s1 = new_e
+            .rotr(6)
+            .xor(aux, &new_e.rotr(11))
+            .xor(aux, &new_e.rotr(25));
         let chv = Word::triop(aux, [&new_e, &f, &g], ch);
         let temp1 = [h, s1, chv, Word::constant(ROUND_CONSTANTS[i]), w[i]];
         let new_a = a.compute(aux, &[]);
-        let s0 = new_a.rotr(2).xor(aux, &new_a.rotr(13)).xor(aux, &new_a.rotr(22));
+        let s0 = new_a
+            .rotr(2)
+            .xor(aux, &new_a.rotr(13))
+            .xor(aux, &new_a.rotr(22));
         let majv = Word::triop(aux, [&new_a, &b, &c], maj);
         h = g;
         g = f;
@@ -290,9 +301,7 @@ pub fn sha256(aux: &mut Aux, input: &[Bit]) -> Vec<Bit> {
     for block in padded.chunks(512) {
         cur = compress(aux, block, &cur);
     }
-    cur.iter()
-        .flat_map(|w| w.0.iter().rev().copied())
-        .collect()
+    cur.iter().flat_map(|w| w.0.iter().rev().copied()).collect()
 }
 
 /// Σ 2^i · bits[i] for at most 254 bits: the number `multipack::pack_bits` allocates.

@@ -46,7 +46,12 @@ impl Circuit<Scalar> for Interleaved {
         let v = |x: u64| Ok(Scalar::from(x));
         let x = cs.alloc(|| "x", || v(3))?;
         let y = cs.alloc(|| "y", || v(5))?;
-        cs.enforce(|| "x·y", |l| l + x, |l| l + y, |l| l + (Scalar::from(15u64), CS::one()));
+        cs.enforce(
+            || "x·y",
+            |l| l + x,
+            |l| l + y,
+            |l| l + (Scalar::from(15u64), CS::one()),
+        );
         let p = cs.alloc_input(|| "p", || v(8))?;
         let five = Scalar::from(5u64);
         cs.enforce(
@@ -58,7 +63,12 @@ impl Circuit<Scalar> for Interleaved {
         let z = cs.alloc(|| "z", || v(40))?;
         cs.enforce(|| "y·p = z", |l| l + y, |l| l + p, |l| l + z);
         let q = cs.alloc_input(|| "q", || v(2))?;
-        cs.enforce(|| "(z − 38)·1 = q", |l| l + z - (Scalar::from(38u64), CS::one()), |l| l + CS::one(), |l| l + q);
+        cs.enforce(
+            || "(z − 38)·1 = q",
+            |l| l + z - (Scalar::from(38u64), CS::one()),
+            |l| l + CS::one(),
+            |l| l + q,
+        );
         Ok(())
     }
 }
@@ -69,7 +79,10 @@ fn inputs_allocated_between_constraints_keep_their_columns() {
     let pc = record(Interleaved, &shape, &quiet).unwrap();
     let plain = synthesize_generic(Interleaved).unwrap();
     assert_eq!(crate::circuit::is_satisfied(&plain), None);
-    assert_eq!(pc.evaluate(witness_of(Interleaved, 0).unwrap()).unwrap(), plain);
+    assert_eq!(
+        pc.evaluate(witness_of(Interleaved, 0).unwrap()).unwrap(),
+        plain
+    );
     // 1, −1, then 15, 6 (y's merged terms), −18, −38; the cancelled x adds nothing.
     assert_eq!(pc.table().len(), 2 + 4);
     // x's terms cancel in the second row: A has y only, once.
@@ -110,7 +123,9 @@ fn the_cache_records_once_and_rebuilds_a_damaged_or_foreign_file() {
     };
     let foreign = {
         let p = CircuitCache::new(Some(dir.path().join("other")));
-        let (_, _) = p.load_or_record(&other, &other.shape().unwrap(), &quiet).unwrap();
+        let (_, _) = p
+            .load_or_record(&other, &other.shape().unwrap(), &quiet)
+            .unwrap();
         std::fs::read(p.path_for(&other, &other.shape().unwrap())).unwrap()
     };
     let mut body = good.clone();
@@ -119,7 +134,9 @@ fn the_cache_records_once_and_rebuilds_a_damaged_or_foreign_file() {
     header[20] ^= 4;
     for bad in [body, header, good[..good.len() - 4].to_vec(), foreign] {
         std::fs::write(&path, &bad).unwrap();
-        assert!(file::load(&path).and_then(|pc| cache::fits(&pc, &shape)).is_err());
+        assert!(file::load(&path)
+            .and_then(|pc| cache::fits(&pc, &shape))
+            .is_err());
         let (pc, origin) = get();
         assert!(matches!(origin, Origin::Generated { .. }));
         assert_eq!(*pc, *first);

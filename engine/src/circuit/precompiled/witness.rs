@@ -78,7 +78,9 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         AR: Into<String>,
     {
         self.w.input.push(f()?);
-        Ok(Variable::new_unchecked(Index::Input(self.w.input.len() - 1)))
+        Ok(Variable::new_unchecked(Index::Input(
+            self.w.input.len() - 1,
+        )))
     }
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
