@@ -11,6 +11,7 @@ pub mod filecoin;
 pub mod seal;
 pub mod sector;
 pub mod source;
+mod witness;
 
 pub use c1::C1;
 pub use sector::{ProofVersion, SectorSize};

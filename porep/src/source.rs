@@ -7,6 +7,7 @@ use filecoin_proofs::constants::{SectorShape32GiB, SectorShape64GiB, SectorShape
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, SealCommitPhase1Output};
 use provetop_engine::circuit::external::{self, CircuitSource};
+use provetop_engine::circuit::precompiled::{self, Precompiled, Witness};
 use provetop_engine::circuit::{synthesize_generic, Assignment, Shape};
 use provetop_engine::params::{setup, setup::Progress, Parameters};
 use std::path::PathBuf;
@@ -231,5 +232,20 @@ impl<Tree: 'static + MerkleTreeTrait> CircuitSource for PorepSource<Tree> {
 
     fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters> {
         setup::generate(self.blank(), shape, &mut rand::rngs::OsRng, progress)
+    }
+
+    fn witness(&self, partition: u32) -> Result<Witness> {
+        let k = partition as usize % self.vanilla.len();
+        let aux = self.shape()?.num_aux;
+        crate::witness::partition(
+            &self.pub_in,
+            &self.vanilla[k],
+            self.pub_params.num_layers,
+            aux,
+        )
+    }
+
+    fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled> {
+        precompiled::record(self.blank(), shape, progress)
     }
 }

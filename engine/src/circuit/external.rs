@@ -7,6 +7,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+use super::precompiled::{Precompiled, Witness};
 use super::{Assignment, Shape};
 use crate::params::{setup::Progress, Parameters};
 
@@ -23,6 +24,11 @@ pub trait CircuitSource: Send + Sync {
     fn synthesize(&self, partition: u32) -> Result<Assignment>;
     /// Fresh Groth16 parameters for the structure.
     fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters>;
+    /// The witness alone of partition `partition` (taken modulo [`Self::partitions`]), for the
+    /// pre-compiled path: what [`Self::synthesize`] assigns, without evaluating a constraint.
+    fn witness(&self, partition: u32) -> Result<Witness>;
+    /// The constraint structure as matrices (through [`super::precompiled::record`]).
+    fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled>;
 }
 
 fn registry() -> &'static Mutex<HashMap<String, Arc<dyn CircuitSource>>> {

@@ -48,6 +48,7 @@ pub(crate) use counting_alloc;
 
 mod assignment;
 pub mod external;
+pub mod precompiled;
 pub mod sha256;
 pub mod shape;
 pub mod synthetic;
@@ -62,6 +63,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::params::setup::{self, Products, Progress};
 use crate::params::Parameters;
+use precompiled::{Precompiled, Witness};
 use rand::rngs::OsRng;
 use sha256::Sha256Circuit;
 use synthetic::SyntheticCircuit;
@@ -152,6 +154,26 @@ impl Workload {
             asg.move_abc_into(dst);
         }
         Ok(asg)
+    }
+
+    /// The witness alone of one partition (`seed` and `partition` as for `synthesize`), for
+    /// the pre-compiled path: on several cores where the circuit allows.
+    pub fn witness(&self, seed: u64, partition: u32) -> Result<Witness> {
+        match *self {
+            Workload::Synthetic { log2_constraints } => {
+                Ok(SyntheticCircuit::new(log2_constraints, seed).witness())
+            }
+            Workload::External { ref circuit } => external::get(circuit)?.witness(partition),
+            Workload::Sha256 { blocks } => Ok(Sha256Circuit::new(blocks, seed).witness()),
+        }
+    }
+
+    /// The constraint structure recorded as matrices (see [`precompiled`]), for `shape`.
+    pub fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled> {
+        match *self {
+            Workload::External { ref circuit } => external::get(circuit)?.record(shape, progress),
+            _ => precompiled::record(self.circuit(0)?, shape, progress),
+        }
     }
 
     /// Counts and a digest of the constraint structure, which keys the params cache.

@@ -7,7 +7,9 @@ use bellpepper_core::{
     Circuit, ConstraintSystem, SynthesisError,
 };
 use blstrs::Scalar;
+use ff::Field;
 
+use super::precompiled::{self, sha256::Bit, Witness};
 use super::synthetic::mix;
 
 #[derive(Clone, Debug)]
@@ -25,6 +27,30 @@ impl Sha256Circuit {
 
     pub fn preimage(&self) -> &[u8] {
         &self.preimage
+    }
+
+    /// The witness alone, the digest computed natively ([`precompiled::sha256`]): what
+    /// `synthesize` allocates, without running the gadget.
+    pub fn witness(&self) -> Witness {
+        let bits = multipack::bytes_to_bits(&self.preimage);
+        let mut aux = Vec::with_capacity(bits.len() + 30_000 * (bits.len() / 512 + 1));
+        let input: Vec<Bit> = bits
+            .iter()
+            .map(|&value| {
+                aux.push(if value { Scalar::ONE } else { Scalar::ZERO });
+                Bit::Var {
+                    value,
+                    negated: false,
+                }
+            })
+            .collect();
+        let digest = precompiled::sha256::sha256(&mut aux, &input);
+        let capacity = <Scalar as ff::PrimeField>::CAPACITY as usize;
+        let packed = digest.chunks(capacity).map(precompiled::sha256::pack);
+        Witness {
+            input: std::iter::once(Scalar::ONE).chain(packed).collect(),
+            aux,
+        }
     }
 
     /// The public inputs a verifier expects: the packed digest of the preimage.

@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::precompiled;
 use super::{par_columns, par_columns_into, Assignment, Density, Shape};
 
 /// Bumped whenever the mix changes: it is part of the params cache key.
@@ -554,6 +555,24 @@ impl SyntheticCircuit {
         }
     }
 
+    /// The witness alone, variables in parallel on the current rayon pool: the pre-compiled
+    /// path's synthesis.
+    pub fn witness(&self) -> precompiled::Witness {
+        let bits = self.bits();
+        let [aux] = par_columns(self.rows, |j| [self.value(j, &bits)]);
+        precompiled::Witness {
+            input: self.inputs(),
+            aux,
+        }
+    }
+
+    /// The constant one and the public inputs.
+    fn inputs(&self) -> Vec<Scalar> {
+        std::iter::once(Scalar::ONE)
+            .chain((0..PUBLIC_INPUTS).map(|i| self.input_value(i)))
+            .collect()
+    }
+
     /// Synthesises rows in parallel on the current rayon pool; equals the `Circuit` path.
     pub fn synthesize_parallel(&self) -> Assignment {
         self.synthesize_parallel_into(None)
@@ -563,9 +582,7 @@ impl SyntheticCircuit {
     /// as the rows); the assignment's own a, b and c are then empty.
     pub fn synthesize_parallel_into(&self, abc: Option<[&mut [Scalar]; 3]>) -> Assignment {
         let n = self.rows;
-        let inputs: Vec<Scalar> = std::iter::once(Scalar::ONE)
-            .chain((0..PUBLIC_INPUTS).map(|i| self.input_value(i)))
-            .collect();
+        let inputs = self.inputs();
         let bits = self.bits();
         let small = [
             -Scalar::ONE,

@@ -108,7 +108,7 @@ impl ParamsCache {
 /// Room on `dir`'s file system for a file of `bytes`, with a GiB to spare: a 2^27 parameter
 /// set (~77 GB) is generated in the run and not cached where the disk cannot hold it, rather
 /// than filling the disk and failing at the end.
-fn room_for(dir: &Path, bytes: u64) -> Result<()> {
+pub(crate) fn room_for(dir: &Path, bytes: u64) -> Result<()> {
     let free = free_bytes(dir)?;
     if free < bytes + (1 << 30) {
         bail!(
