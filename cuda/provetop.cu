@@ -5,5 +5,7 @@
 #include "ntt/ntt.cuh"
 #include "ntt/tables.cuh"
 #include "msm/pippenger.cuh"
+#include "msm/g2.cuh"
 #include "msm/fixed_base.cuh"
 #include "msm/shifted.cuh"
+#include "abc/abc_eval.cuh"

@@ -3,13 +3,13 @@
 #   scripts/cuda-build.sh DIR          nvcc build for sm_90 (CUDA_ARCH=90), harness + fatbin
 #   scripts/cuda-build.sh --emu DIR    host-emulated harness (g++, no GPU needed)
 #   scripts/cuda-build.sh --check      compile cuda/provetop.cu for sm_80, 86, 89, 90 (--fatbin)
-# The four harness translation units compile in parallel; each kernel lives in exactly one.
+# The harness translation units compile in parallel; each kernel lives in exactly one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-nvcc}
 ARCH=${CUDA_ARCH:-90}
 EXTRA=${EXTRA_NVCC_FLAGS:-}  # e.g. -DPT_MSM_ACC_BLOCKS=3 for a tuning variant
-TUS="h_main h_field h_ntt h_msm"
+TUS="h_main h_field h_ntt h_msm h_fixed h_g2 h_abc"
 
 source_hash() {
     find cuda -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.h' \) -not -path '*/vectors/*' | LC_ALL=C sort | xargs cat |

@@ -130,6 +130,19 @@ def g2_words(P):
     return [w for c in (P[0][0], P[0][1], P[1][0], P[1][1]) for w in words(fp_m(c), FP_W)]
 
 
+def msm_words(scal, bases, add, mul, point_words):
+    """An MSM's vector: scalars (Montgomery), bases, then the sum of scal[i] * bases[i]."""
+    acc = None
+    for s, B in zip(scal, bases):
+        acc = add(acc, mul(s, B))
+    ws = []
+    for s in scal:
+        ws += words(fr_m(s), FR_W)
+    for B in bases:
+        ws += point_words(B)
+    return ws + point_words(acc)
+
+
 def ntt(x, w):
     n = len(x)
     if n == 1:
@@ -223,16 +236,7 @@ def main():
     bases[5] = None
     scal = [rng.randrange(R_MOD) for _ in range(m)]
     scal[0], scal[1], scal[2], scal[3] = 0, 1, R_MOD - 1, (R_MOD - 1) // 2
-    acc = None
-    for s, B in zip(scal, bases):
-        acc = g1_add(acc, g1_mul(s, B))
-    ws = []
-    for s in scal:
-        ws += words(fr_m(s), FR_W)
-    for B in bases:
-        ws += g1_words(B)
-    ws += g1_words(acc)
-    put(out, "msm_64.bin", ws)
+    put(out, "msm_64.bin", msm_words(scal, bases, g1_add, g1_mul, g1_words))
     # G2: 48 points (k*G2, an infinity, a repeat and a negation among them), an index list
     # with repeats, then the sum of all points and the sum over the list:
     # [n, m, points (48 words each), idx (m words), sum all, sum over idx].
@@ -276,6 +280,18 @@ def main():
     for kk in ks:
         ws += words(kk, FR_W) + g2_words(g2_mul(kk, G2))
     put(out, "g2_fixed.bin", ws)
+    # G2 MSM of 40 terms with edge cases: scalars 0, 1, 2, r-1, (r-1)/2, (r+1)/2, 2^254 - 1 and
+    # the same scalar twice; bases with an infinity, a repeat and a negation:
+    # [n, scalars (n x 8 words, Montgomery), bases (n x 48 words), sum (48 words)].
+    m = 40
+    bases = [g2_mul(rng.randrange(1, R_MOD), G2) for _ in range(m)]
+    bases[5] = None
+    bases[9] = bases[8]
+    bases[11] = (bases[10][0], ((-bases[10][1][0]) % P_MOD, (-bases[10][1][1]) % P_MOD))
+    scal = [rng.randrange(R_MOD) for _ in range(m)]
+    scal[:7] = [0, 1, 2, R_MOD - 1, (R_MOD - 1) // 2, (R_MOD + 1) // 2, (1 << 254) - 1]
+    scal[13] = scal[12]
+    put(out, "g2_msm.bin", [m] + msm_words(scal, bases, g2_add, g2_mul, g2_words))
     total = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
     print(f"wrote vectors to {out} ({total} bytes)")
 

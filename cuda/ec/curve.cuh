@@ -109,12 +109,19 @@ template <class F> PT_FI xyzz_of<F> pt_neg(const xyzz_of<F>& p) {
     return r;
 }
 
+// The steps of loops over many additions, inlined (a kernel may pass out-of-line ones).
+struct pt_inline_steps {
+    template <class F> PT_FI static void dbl(xyzz_of<F>& p) { pt_dbl(p); }
+    template <class F> PT_FI static void add(xyzz_of<F>& p, const xyzz_of<F>& q) { pt_add(p, q); }
+    template <class F> PT_FI static void madd(xyzz_of<F>& p, const affine_of<F>& q) { pt_madd(p, q); }
+};
+
 // p * k for a small k (double-and-add, MSB first)
-template <class F> PT_FI xyzz_of<F> pt_mul_small(const xyzz_of<F>& p, uint32_t k) {
+template <class F, class S = pt_inline_steps> PT_FI xyzz_of<F> pt_mul_small(const xyzz_of<F>& p, uint32_t k) {
     xyzz_of<F> r = pt_xyzz_inf<F>();
     for (int i = 31 - __clz(k | 1); i >= 0 && k; i--) {
-        pt_dbl(r);
-        if ((k >> i) & 1) pt_add(r, p);
+        S::dbl(r);
+        if ((k >> i) & 1) S::add(r, p);
     }
     return r;
 }

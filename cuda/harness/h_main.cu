@@ -1,8 +1,8 @@
 // provetop CUDA harness: checks every product kernel against known answers and the host
 // reference on fresh random inputs, then times them; prints a table last.
-//   pt_harness [--vectors DIR] [--ntt-max K] [--msm-max K] [--reps R] [--quick]
-//              [--only field|ntt|msm] [--msm-c C] [--msm-chunk K] [--msm-affine 0|1]
-//              [--msm-levels L] [--msm-shifted 0|1] [--help]
+//   pt_harness [--vectors DIR] [--ntt-max K] [--msm-max K] [--g2-max K] [--abc-max K] [--reps R]
+//              [--quick] [--only field,ntt,msm,g2,abc] [--msm-c C] [--msm-chunk K]
+//              [--msm-affine 0|1] [--msm-levels L] [--msm-shifted 0|1] [--help]
 #include "gpu.h"
 #include "harness.h"
 #include "../msm/config.cuh"
@@ -49,6 +49,37 @@ double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0 : v[v.size() / 2];
 }
+double time_median(const std::function<void()>& f, bool warm) {
+    if (warm) f();
+    std::vector<double> t;
+    for (int r = 0; r < g_opt.reps; r++) {
+        GpuTimer tm;
+        tm.start();
+        f();
+        t.push_back(tm.stop());
+    }
+    return median(t);
+}
+fr_t* upload_scalars(const std::vector<Fr>& canon) {
+    std::vector<Fr> m(canon.size());
+    parallel_for(canon.size(), [&](size_t a, size_t b) {
+        for (size_t i = a; i < b; i++) m[i] = H.fr.to_mont(canon[i]);
+    });
+    fr_t* d = dalloc<fr_t>(canon.size());
+    h2d((Fr*)d, m.data(), m.size());
+    return d;
+}
+HAff load_g1_generator() {
+    HAff g;
+    memcpy(&g, load_words(g_opt.vectors + "/g1_mul.bin").data(), sizeof g);
+    return g;
+}
+// Whether --only names this part (or is empty).
+static bool selected(const std::string& part) {
+    if (g_opt.only.empty()) return true;
+    const std::string list = "," + g_opt.only + ",";
+    return list.find("," + part + ",") != std::string::npos;
+}
 
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
@@ -57,6 +88,8 @@ int main(int argc, char** argv) {
         if (a == "--vectors") g_opt.vectors = next();
         else if (a == "--ntt-max") g_opt.ntt_max_log = atoi(next().c_str());
         else if (a == "--msm-max") g_opt.msm_max_log = atoi(next().c_str());
+        else if (a == "--g2-max") g_opt.g2_max_log = atoi(next().c_str());
+        else if (a == "--abc-max") g_opt.abc_max_log = atoi(next().c_str());
         else if (a == "--reps") g_opt.reps = atoi(next().c_str());
         else if (a == "--quick") g_opt.quick = true;
         else if (a == "--only") g_opt.only = next();
@@ -69,9 +102,15 @@ int main(int argc, char** argv) {
         else if (a == "--msm-levels") g_opt.msm_levels = atoi(next().c_str());
         else if (a == "--msm-shifted") g_opt.msm_shifted = atoi(next().c_str());
         else if (a == "--help" || a == "-h") {
-            printf("pt_harness [--vectors DIR] [--only field|ntt|msm] [--quick] [--reps R]\n"
-                   "           [--ntt-max K] [--msm-max K] [--msm-large K] [--profile-msm K] [--profile-ntt K]\n"
+            printf("pt_harness [--vectors DIR] [--only field,ntt,msm,g2,abc] [--quick] [--reps R]\n"
+                   "           [--ntt-max K] [--msm-max K] [--g2-max K] [--abc-max K] [--msm-large K]\n"
+                   "           [--profile-msm K] [--profile-ntt K]\n"
                    "           [--msm-c C] [--msm-chunk K] [--msm-affine 0|1] [--msm-levels L] [--msm-shifted 0|1]\n"
+                   "  --only LIST        the parts to check and time (default all); msm includes the fixed-base\n"
+                   "                     products, g2 the G2 MSM (timed at 2^16, 2^18, 2^20) and sums, abc the\n"
+                   "                     abc_eval products (timed PoRep-shaped at 3.8 M rows, synthetic-shaped 2^24, 2^27)\n"
+                   "  --g2-max K         largest timed G2 MSM, 2^K terms (default 20)\n"
+                   "  --abc-max K        largest timed synthetic-shaped abc_eval, 2^K rows (default 27)\n"
                    "  --msm-affine 0|1   MSM checks, timings and profiles run only the XYZZ (0) or the\n"
                    "                     batch-affine (1) bucket accumulation; default both\n"
                    "  --msm-levels L     batch-affine levels (1..%d; default floor(log2(N / 2^(c-1))))\n"
@@ -95,9 +134,11 @@ int main(int argc, char** argv) {
         if (g_opt.profile_ntt) profile_ntt(g_opt.profile_ntt);
         return 0;
     }
-    if (g_opt.only.empty() || g_opt.only == "field") run_field_tests();
-    if (g_opt.only.empty() || g_opt.only == "ntt") run_ntt_tests();
-    if (g_opt.only.empty() || g_opt.only == "msm") run_msm_tests();
+    if (selected("field")) run_field_tests();
+    if (selected("ntt")) run_ntt_tests();
+    if (selected("msm")) run_msm_tests();
+    if (selected("g2")) run_g2_tests();
+    if (selected("abc")) run_abc_tests();
 
     int pass = 0;
     for (auto& r : g_rows) pass += r.status == "PASS";

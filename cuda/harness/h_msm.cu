@@ -3,8 +3,8 @@
 #include "gpu.h"
 #include "harness.h"
 #include "../msm/pippenger.cuh"
-#include "../msm/fixed_base.cuh"
 #include "../msm/shifted.cuh"
+#include "gen_points.h"
 
 static PT_FI uint64_t tk_mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -33,38 +33,41 @@ __global__ void tk_gen_mul(g1_affine_t* out, uint32_t count, uint64_t seed, cons
     }
     pt_store(out + i, tk_affine(acc));
 }
-// out[i] = A[i & (2^la - 1)] + C[i >> la], 32 points per thread with one shared inversion
-__global__ void tk_gen_sum(g1_affine_t* out, const g1_affine_t* A, const g1_affine_t* C, uint32_t n, uint32_t la) {
-    const uint32_t i0 = (blockIdx.x * blockDim.x + threadIdx.x) * 32;
-    if (i0 >= n) return;
-    const uint32_t cnt = min(32u, n - i0);
-    fp_t pre[32];
-    fp_t acc = fp_t::one();
-    for (uint32_t j = 0; j < cnt; j++) {
-        const uint32_t i = i0 + j;
-        fp_t dx = pt_load(&C[i >> la].x) - pt_load(&A[i & ((1u << la) - 1)].x);
-        if (dx.is_zero()) dx = fp_t::one();  // probability ~2^-380; the test would then fail
-        pre[j] = acc;
-        acc = acc * dx;
-    }
-    fp_t inv = acc.inverse();
-    for (uint32_t j = cnt; j-- > 0;) {
-        const uint32_t i = i0 + j;
-        const g1_affine_t a = pt_load(&A[i & ((1u << la) - 1)]), c = pt_load(&C[i >> la]);
-        const fp_t dx = c.x - a.x;
-        const fp_t dinv = inv * pre[j];
-        inv = inv * dx;
-        const fp_t lam = (c.y - a.y) * dinv;
-        g1_affine_t r;
-        r.x = lam.sqr() - a.x - c.x;
-        r.y = lam * (a.x - r.x) - a.y;
-        pt_store(out + i, r);
-    }
-}
-
 // Set: the binned scatter of shifted bases reads each key back instead of taking the bucket
 // from bsum (the path a bsum too small for a byte an entry takes).
 static bool g_bin_gather = false;
+
+void msm_sort(const pt_msm_config& k, const pt_msm_scratch& lay, uint8_t* scratch, const fr_t* sc, uint32_t n,
+              uint32_t W, bool shifted, bool bin_gather, const std::function<void()>& mark) {
+    uint32_t *keys = (uint32_t*)(scratch + lay.keys), *sorted = (uint32_t*)(scratch + lay.sorted),
+             *counts = (uint32_t*)(scratch + lay.counts), *cursor = (uint32_t*)(scratch + lay.cursor),
+             *parts = (uint32_t*)(scratch + lay.parts);
+    const dim3 grid_nw((n + 255) / 256, W);
+    CK(cudaMemset(counts, 0, (size_t)k.nwin * k.nb * 4));
+    PT_LAUNCH(pt_msm_digits, dim3((n + 255) / 256), dim3(PT_MSM_DIGIT_THREADS), 0, sc, n, k.c, W, keys);
+    if (shifted) PT_LAUNCH(pt_msm_hist_shared, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
+    else PT_LAUNCH(pt_msm_hist, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
+    mark();
+    const dim3 grid_plan(pt_msm_plan_parts(k.nb), k.nwin);
+    PT_LAUNCH(pt_msm_plan_sums, grid_plan, dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb, parts);
+    PT_LAUNCH(pt_msm_plan, grid_plan, dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb,
+              (const uint32_t*)parts, cursor);
+    if (shifted) {
+        const uint32_t nbins = pt_msm_bin_count(k.nb);
+        uint32_t* bins = (uint32_t*)(scratch + lay.bins);
+        PT_LAUNCH(pt_msm_bins, dim3((nbins + 255) / 256), dim3(256), 0, (const uint32_t*)counts,
+                  (const uint32_t*)cursor, k.nb, bins);
+        uint8_t* fine = pt_msm_bin_fine_fits(k.nb, (size_t)n * W) && !bin_gather ? scratch + lay.bsum : nullptr;
+        PT_LAUNCH(pt_msm_scatter_bins, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, bins, cursor, sorted,
+                  fine);
+        CK(cudaFuncSetAttribute(pt_msm_bin_sort, cudaFuncAttributeMaxDynamicSharedMemorySize, pt_msm_bin_smem()));
+        PT_LAUNCH(pt_msm_bin_sort, dim3(nbins), dim3(PT_MSM_BIN_THREADS), pt_msm_bin_smem(), (const uint32_t*)keys,
+                  (const uint8_t*)fine, (const uint32_t*)counts, k.nb, (const uint32_t*)bins, cursor, sorted);
+    } else {
+        PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
+    }
+    mark();
+}
 
 struct Msm {
     pt_msm_config k;
@@ -114,8 +117,8 @@ struct Msm {
     template <class T> T* at(size_t off) { return (T*)(scratch + off); }
     // The host sequence of one MSM (cuda/README.md). times: per-phase ms when non-null.
     void run(const g1_affine_t* pts, const fr_t* sc, std::vector<double>* times = nullptr) {
-        uint32_t *keys = at<uint32_t>(lay.keys), *sorted = at<uint32_t>(lay.sorted), *counts = at<uint32_t>(lay.counts),
-                 *cursor = at<uint32_t>(lay.cursor), *edge = at<uint32_t>(lay.edge);
+        uint32_t *sorted = at<uint32_t>(lay.sorted), *counts = at<uint32_t>(lay.counts), *cursor = at<uint32_t>(lay.cursor),
+                 *edge = at<uint32_t>(lay.edge);
         g1_xyzz_t *bsum = at<g1_xyzz_t>(lay.bsum), *head = at<g1_xyzz_t>(lay.head), *tail = at<g1_xyzz_t>(lay.tail),
                   *segs = at<g1_xyzz_t>(lay.segs), *red = at<g1_xyzz_t>(lay.red), *wins = at<g1_xyzz_t>(lay.wins);
         GpuTimer tm;
@@ -127,33 +130,8 @@ struct Msm {
         // The bucket phase runs over `entries` sorted entries of Q (shifted) or the bases.
         const uint32_t entries = shifted ? n * W : n;
         const g1_affine_t* points = shifted ? Q : pts;
-        const dim3 grid_nw((n + 255) / 256, W);
         mark(true);
-        CK(cudaMemset(counts, 0, (size_t)k.nwin * k.nb * 4));
-        PT_LAUNCH(pt_msm_digits, dim3((n + 255) / 256), dim3(PT_MSM_DIGIT_THREADS), 0, sc, n, k.c, W, keys);
-        if (shifted) PT_LAUNCH(pt_msm_hist_shared, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
-        else PT_LAUNCH(pt_msm_hist, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, counts);
-        mark(false);
-        const dim3 grid_plan(pt_msm_plan_parts(k.nb), k.nwin);
-        uint32_t* parts = at<uint32_t>(lay.parts);
-        PT_LAUNCH(pt_msm_plan_sums, grid_plan, dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb, parts);
-        PT_LAUNCH(pt_msm_plan, grid_plan, dim3(PT_MSM_PLAN_THREADS), 0, (const uint32_t*)counts, k.nb,
-                  (const uint32_t*)parts, cursor);
-        if (shifted) {
-            const uint32_t nbins = pt_msm_bin_count(k.nb);
-            uint32_t* bins = at<uint32_t>(lay.bins);
-            PT_LAUNCH(pt_msm_bins, dim3((nbins + 255) / 256), dim3(256), 0, (const uint32_t*)counts,
-                      (const uint32_t*)cursor, k.nb, bins);
-            uint8_t* fine = pt_msm_bin_fine_fits(k.nb, entries) && !g_bin_gather ? (uint8_t*)bsum : nullptr;
-            PT_LAUNCH(pt_msm_scatter_bins, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, bins, cursor, sorted,
-                      fine);
-            CK(cudaFuncSetAttribute(pt_msm_bin_sort, cudaFuncAttributeMaxDynamicSharedMemorySize, pt_msm_bin_smem()));
-            PT_LAUNCH(pt_msm_bin_sort, dim3(nbins), dim3(PT_MSM_BIN_THREADS), pt_msm_bin_smem(), (const uint32_t*)keys,
-                      (const uint8_t*)fine, (const uint32_t*)counts, k.nb, (const uint32_t*)bins, cursor, sorted);
-        } else {
-            PT_LAUNCH(pt_msm_scatter, grid_nw, dim3(256), 0, (const uint32_t*)keys, n, k.nb, cursor, sorted);
-        }
-        mark(false);
+        msm_sort(k, lay, scratch, sc, n, W, shifted, g_bin_gather, [&]() { mark(false); });
         if (k.alv) {
             affine(pts, times);
             tm.start();
@@ -281,7 +259,7 @@ struct Bases {
             d = dA;
         } else {
             d = dalloc<g1_affine_t>(n);
-            PT_LAUNCH(tk_gen_sum, dim3((n / 32 + 127) / 128), dim3(128), 0, d, (const g1_affine_t*)dA,
+            PT_LAUNCH(tk_gen_sum<fp_t>, dim3((n / 32 + 127) / 128), dim3(128), 0, d, (const g1_affine_t*)dA,
                       (const g1_affine_t*)dC, n, la);
         }
         cudaFree(dg);
@@ -298,16 +276,6 @@ struct Bases {
         cudaFree(dC);
     }
 };
-
-static fr_t* upload_scalars(const std::vector<Fr>& canon) {
-    std::vector<Fr> m(canon.size());
-    parallel_for(canon.size(), [&](size_t a, size_t b) {
-        for (size_t i = a; i < b; i++) m[i] = H.fr.to_mont(canon[i]);
-    });
-    fr_t* d = dalloc<fr_t>(canon.size());
-    h2d((Fr*)d, m.data(), m.size());
-    return d;
-}
 
 // Checks the MSM of (pts, s) against the host on every path (levels: msm_paths(), or these;
 // with the default paths also over shifted bases).
@@ -334,42 +302,6 @@ static bool check_small(const std::string& name, const std::vector<HAff>& pts, c
     return all;
 }
 
-// G2 sums of affine points (B in G2's scalar-one bases): pt_g2_sum_parts then pt_g2_to_jac,
-// against g2_sum.bin (Python big integers), checked as X == x Z^2 and Y == y Z^3 over Fp2.
-struct HFp2 { Fp c0, c1; };
-struct HAff2 { HFp2 x, y; };
-struct HJac2 { HFp2 x, y, z; };
-
-static HFp2 h2_mul(const HFp2& a, const HFp2& b) {
-    const auto& F = H.fp;
-    const Fp t0 = F.mul(a.c0, b.c0), t1 = F.mul(a.c1, b.c1);
-    return {F.sub(t0, t1), F.sub(F.sub(F.mul(F.add(a.c0, a.c1), F.add(b.c0, b.c1)), t0), t1)};
-}
-static bool h2_eq(const HFp2& a, const HFp2& b) { return H.fp.eq(a.c0, b.c0) && H.fp.eq(a.c1, b.c1); }
-static bool h2_zero(const HFp2& a) { return H.fp.is_zero(a.c0) && H.fp.is_zero(a.c1); }
-
-static bool h2_jac_is(const HJac2& j, const HAff2& a) {
-    const bool inf_a = h2_zero(a.x) && h2_zero(a.y), inf_j = h2_zero(j.z);
-    if (inf_a || inf_j) return inf_a == inf_j;
-    const HFp2 z2 = h2_mul(j.z, j.z), z3 = h2_mul(z2, j.z);
-    return h2_eq(j.x, h2_mul(a.x, z2)) && h2_eq(j.y, h2_mul(a.y, z3));
-}
-
-static HFp2 h2_sub(const HFp2& a, const HFp2& b) { return {H.fp.sub(a.c0, b.c0), H.fp.sub(a.c1, b.c1)}; }
-
-// j1 + j2 (distinct, finite, not negatives of each other) is the affine point a.
-static bool h2_jac_sum_is(const HJac2& j1, const HJac2& j2, const HAff2& a) {
-    const HFp2 z1z1 = h2_mul(j1.z, j1.z), z2z2 = h2_mul(j2.z, j2.z);
-    const HFp2 u1 = h2_mul(j1.x, z2z2), u2 = h2_mul(j2.x, z1z1);
-    const HFp2 s1 = h2_mul(j1.y, h2_mul(z2z2, j2.z)), s2 = h2_mul(j2.y, h2_mul(z1z1, j1.z));
-    const HFp2 h = h2_sub(u2, u1), r = h2_sub(s2, s1);
-    const HFp2 hh = h2_mul(h, h), hhh = h2_mul(hh, h), v = h2_mul(u1, hh);
-    const HFp2 x3 = h2_sub(h2_sub(h2_sub(h2_mul(r, r), hhh), v), v);
-    const HFp2 y3 = h2_sub(h2_mul(r, h2_sub(v, x3)), h2_mul(s1, hhh));
-    const HFp2 z3 = h2_mul(h2_mul(j1.z, j2.z), h);
-    return !h2_zero(h) && h2_jac_is({x3, y3, z3}, a);
-}
-
 // The plan's exclusive scan over several blocks a window (nb not a multiple of a block, two
 // windows, sizes up to 2^20 so that a window's total needs more than 16 bits) against the host.
 static void plan_blocks() {
@@ -389,134 +321,6 @@ static void plan_blocks() {
     report("MSM plan: bucket starts over " + std::to_string(P) + " blocks x " + std::to_string(nwin) + " windows",
            got == want, "nb=" + std::to_string(nb));
     cudaFree(dc); cudaFree(dp); cudaFree(dcur);
-}
-
-static void g2_sums() {
-    auto w = load_words(g_opt.vectors + "/g2_sum.bin");
-    const uint32_t n = w[0], m = w[1];
-    const uint32_t* pts = w.data() + 2;
-    const uint32_t* idx = pts + n * 48;
-    HAff2 want_all, want_idx;
-    memcpy(&want_all, idx + m, sizeof(HAff2));
-    memcpy(&want_idx, idx + m + 48, sizeof(HAff2));
-    g2_affine_t* dp = dalloc<g2_affine_t>(n);
-    h2d(dp, (const g2_affine_t*)pts, n);
-    uint32_t* di = dalloc<uint32_t>(m);
-    h2d(di, idx, m);
-    g2_xyzz_t* parts = dalloc<g2_xyzz_t>(1);
-    g2_jac_t* out = dalloc<g2_jac_t>(1);
-    // One part over all points (an infinity, a repeat and a negation among them), then one
-    // over the index list (with repeats).
-    for (int with_idx = 0; with_idx < 2; with_idx++) {
-        const uint32_t count = with_idx ? m : n;
-        PT_LAUNCH(pt_g2_sum_parts, dim3(1), dim3(PT_MSM_ACC_THREADS), 0, (const g2_affine_t*)dp,
-                  (const uint32_t*)(with_idx ? di : nullptr), count, count, 1u, parts);
-        PT_LAUNCH(pt_g2_to_jac, dim3(1), dim3(128), 0, (const g2_xyzz_t*)parts, 1u, out);
-        HJac2 got;
-        d2h((g2_jac_t*)&got, out, 1);
-        report(with_idx ? "G2 sum of 19 indexed affine points (repeats), known answer"
-                        : "G2 sum of 48 affine points (infinity, P + P, P - P), known answer",
-               h2_jac_is(got, with_idx ? want_idx : want_all), "");
-    }
-    // The device's path: many parts (chunk 5; the last two past the end), summed by
-    // pt_g2_reduce in two groups, then the groups' Jacobian forms added here.
-    const uint32_t chunk = 5, nparts = 12, groups = 2;
-    g2_xyzz_t* many = dalloc<g2_xyzz_t>(nparts + groups);
-    g2_jac_t* outs = dalloc<g2_jac_t>(groups);
-    PT_LAUNCH(pt_g2_sum_parts, dim3(1), dim3(PT_MSM_ACC_THREADS), 0, (const g2_affine_t*)dp,
-              (const uint32_t*)nullptr, n, chunk, nparts, many);
-    PT_LAUNCH(pt_g2_reduce, dim3(groups), dim3(PT_G2_RED_THREADS), 0, (const g2_xyzz_t*)many,
-              nparts / groups, many + nparts);
-    PT_LAUNCH(pt_g2_to_jac, dim3(1), dim3(128), 0, (const g2_xyzz_t*)(many + nparts), groups, outs);
-    HJac2 got[2];
-    d2h((g2_jac_t*)got, outs, groups);
-    report("G2 sum of 48 affine points in 12 parts and 2 groups (pt_g2_reduce), known answer",
-           h2_jac_sum_is(got[0], got[1], want_all), "");
-    cudaFree(dp); cudaFree(di); cudaFree(parts); cudaFree(out); cudaFree(many); cudaFree(outs);
-}
-
-// Fixed-base products (parameter generation): pt_g1_fixed_base from host-built 4- and 8-bit
-// window tables against the host's double-and-add, pt_g2_fixed_base against g2_fixed.bin.
-static uint32_t fixed_base_windows(uint32_t bits) { return (255 + bits - 1) / bits + (255 % bits == 0); }
-
-static void fixed_base() {
-    const Fr r1 = H.fr.sub(H.fr.zero(), H.fr.from_mont(H.fr.onem()));  // r - 1 (canonical)
-    for (uint32_t bits : {4u, 8u}) {
-        const uint32_t half = 1u << (bits - 1), nwin = fixed_base_windows(bits);
-        std::vector<HAff> table;
-        HJac wb = h_from_aff(g_gen);
-        for (uint32_t w = 0; w < nwin; w++) {
-            HJac e = wb;
-            for (uint32_t d = 1; d <= half; d++) {
-                table.push_back(h_to_aff(e));
-                e = d == 1 ? h_dbl(wb) : h_add(e, wb);  // (d + 1) * wb
-            }
-            wb = h_dbl(h_from_aff(table.back()));  // 2 * half * wb = 2^bits * wb
-        }
-        std::vector<Fr> s(24);
-        for (auto& v : s) v = fr_canon_random();
-        const uint64_t small[] = {0, 1, 2, half - 1, half, half + 1, (1u << bits) - 1, 1u << bits};
-        for (int i = 0; i < 8; i++) { s[i] = H.fr.zero(); s[i].l[0] = small[i]; }
-        s[8] = r1;
-        for (int i = 0; i < 4; i++) s[9].l[i] = i < 3 ? ~0ull : (1ull << 62) - 1;  // 2^254 - 1
-        for (int i = 0; i < 4; i++) s[10].l[i] = (r1.l[i] >> 1) | (i < 3 ? r1.l[i + 1] << 63 : 0);
-        const uint32_t n = s.size();
-        g1_affine_t* dt = dalloc<g1_affine_t>(table.size());
-        h2d(dt, (const g1_affine_t*)table.data(), table.size());
-        fr_t* ds = upload_scalars(s);
-        g1_jac_t* dout = dalloc<g1_jac_t>(n);
-        PT_LAUNCH(pt_g1_fixed_base, dim3((n + PT_FIXED_BASE_THREADS - 1) / PT_FIXED_BASE_THREADS),
-                  dim3(PT_FIXED_BASE_THREADS), 0, (const g1_affine_t*)dt, bits, nwin, (const fr_t*)ds, n, dout);
-        std::vector<HJac> got(n);
-        d2h((g1_jac_t*)got.data(), dout, n);
-        int bad = 0;
-        for (uint32_t i = 0; i < n; i++)
-            bad += !h_aff_eq(h_to_aff(got[i]), h_to_aff(h_msm({s[i]}, {g_gen})));
-        report("G1 fixed-base products, " + std::to_string(bits) + "-bit windows (0, 1, digits at the carry edges, r-1, 2^254-1, random)",
-               bad == 0, std::to_string(bad) + " of " + std::to_string(n) + " wrong");
-        // The same products made affine on the device (one inversion per 16, infinity among them).
-        g1_affine_t* daff = dalloc<g1_affine_t>(n);
-        PT_LAUNCH(pt_g1_to_affine, dim3(1), dim3(PT_FIXED_BASE_THREADS), 0, (const g1_jac_t*)dout, n, daff);
-        std::vector<HAff> aff(n);
-        d2h((g1_affine_t*)aff.data(), daff, n);
-        bad = 0;
-        for (uint32_t i = 0; i < n; i++) bad += !h_aff_eq(aff[i], h_to_aff(got[i]));
-        report("G1 Jacobian to affine on the device, " + std::to_string(bits) + "-bit window products", bad == 0,
-               std::to_string(bad) + " of " + std::to_string(n) + " wrong");
-        cudaFree(dt); cudaFree(ds); cudaFree(dout); cudaFree(daff);
-    }
-    auto w = load_words(g_opt.vectors + "/g2_fixed.bin");
-    const uint32_t bits = w[0], nwin = w[1], n = w[2], entries = nwin << (bits - 1);
-    const uint32_t* table = w.data() + 3;
-    const uint32_t* cases = table + entries * 48;
-    std::vector<Fr> s(n);
-    std::vector<HAff2> want(n);
-    for (uint32_t i = 0; i < n; i++) {
-        memcpy(&s[i], cases + i * 56, 32);
-        memcpy(&want[i], cases + i * 56 + 8, sizeof(HAff2));
-    }
-    g2_affine_t* dt = dalloc<g2_affine_t>(entries);
-    h2d(dt, (const g2_affine_t*)table, entries);
-    fr_t* ds = upload_scalars(s);
-    g2_jac_t* dout = dalloc<g2_jac_t>(n);
-    PT_LAUNCH(pt_g2_fixed_base, dim3(1), dim3(PT_FIXED_BASE_THREADS), 0, (const g2_affine_t*)dt, bits, nwin,
-              (const fr_t*)ds, n, dout);
-    std::vector<HJac2> got(n);
-    d2h((g2_jac_t*)got.data(), dout, n);
-    int bad = 0;
-    for (uint32_t i = 0; i < n; i++) bad += !h2_jac_is(got[i], want[i]);
-    report("G2 fixed-base products, 4-bit windows, known answers (0, 1, carry edges, r-1, 2^254-1, random)",
-           bad == 0, std::to_string(bad) + " of " + std::to_string(n) + " wrong");
-    g2_affine_t* daff = dalloc<g2_affine_t>(n);
-    PT_LAUNCH(pt_g2_to_affine, dim3(1), dim3(PT_FIXED_BASE_THREADS), 0, (const g2_jac_t*)dout, n, daff);
-    std::vector<HAff2> aff(n);
-    d2h((g2_affine_t*)aff.data(), daff, n);
-    bad = 0;
-    for (uint32_t i = 0; i < n; i++)
-        bad += !(h2_eq(aff[i].x, want[i].x) && h2_eq(aff[i].y, want[i].y));
-    report("G2 Jacobian to affine on the device, known answers", bad == 0,
-           std::to_string(bad) + " of " + std::to_string(n) + " wrong");
-    cudaFree(dt); cudaFree(ds); cudaFree(dout); cudaFree(daff);
 }
 
 static void known_answers() {
@@ -731,13 +535,7 @@ static void large(uint32_t lg, bool time_it, const char* target) {
         report("MSM 2^" + std::to_string(lg) + " random (structured bases) vs host [" + m.path() + "]",
                h_aff_eq(m.fetch(), want), "c=" + std::to_string(m.k.c) + " windows=" + std::to_string(m.W));
         if (time_it) {
-            std::vector<double> t;
-            for (int r = 0; r < g_opt.reps; r++) {
-                GpuTimer tm;
-                tm.start();
-                m.run(b.d, ds);
-                t.push_back(tm.stop());
-            }
+            const double ms = time_median([&]() { m.run(b.d, ds); });
             std::vector<double> parts;
             m.run(b.d, ds, &parts);
             char buf[320];
@@ -753,7 +551,7 @@ static void large(uint32_t lg, bool time_it, const char* target) {
                          "%.2f, window sums %.2f, final %.2f ms; shifted bases built in %.0f ms",
                          m.k.c, m.k.chunk, parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6],
                          shift_ms);
-            timing("MSM 2^" + std::to_string(lg) + " [" + m.path() + "]", median(t), target, buf);
+            timing("MSM 2^" + std::to_string(lg) + " [" + m.path() + "]", ms, target, buf);
         }
         m.release();
     }
@@ -764,8 +562,7 @@ static void large(uint32_t lg, bool time_it, const char* target) {
 void run_msm_tests() {
     known_answers();
     plan_blocks();
-    g2_sums();
-    fixed_base();
+    run_fixed_base_tests();
     if (g_opt.msm_large) {
         large(g_opt.msm_large, true, "");
         return;

@@ -248,15 +248,7 @@ static void time_ntt(uint32_t k, const char* target_fwd) {
     fr_t *x = dalloc<fr_t>(n), *y = dalloc<fr_t>(n);
     randomize(x, n);
     auto run = [&](const char* what, const char* target, const std::function<void()>& f) {
-        f();
-        std::vector<double> t;
-        for (int r = 0; r < g_opt.reps; r++) {
-            GpuTimer tm;
-            tm.start();
-            f();
-            t.push_back(tm.stop());
-        }
-        timing(std::string("NTT 2^") + std::to_string(k) + " " + what, median(t), target, "");
+        timing(std::string("NTT 2^") + std::to_string(k) + " " + what, time_median(f, true), target, "");
     };
     run("forward", target_fwd, [&]() { ntt_forward(d, x, y); });
     if (k == 24 || k == 27) {

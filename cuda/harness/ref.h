@@ -162,64 +162,104 @@ struct HostCurve {
 };
 extern HostCurve H;
 
-// G1 on the host: affine {x, y} (infinity = 0,0) and Jacobian.
-struct HAff { Fp x, y; };
-struct HJac { Fp x, y, z; };
+// The coordinate fields of G1 (Fp) and G2 (Fp2 = Fp[u] / (u^2 + 1), blst_fp2's layout),
+// overloaded so that the curve code below serves both.
+struct HFp2 { Fp c0, c1; };
 
-inline bool h_inf(const HAff& a) { return H.fp.is_zero(a.x) && H.fp.is_zero(a.y); }
-inline HJac h_jac_inf() { HJac r; r.x = H.fp.onem(); r.y = H.fp.onem(); r.z = H.fp.zero(); return r; }
-inline HJac h_from_aff(const HAff& a) {
-    if (h_inf(a)) return h_jac_inf();
-    HJac r; r.x = a.x; r.y = a.y; r.z = H.fp.onem(); return r;
+inline Fp f_add(const Fp& a, const Fp& b) { return H.fp.add(a, b); }
+inline Fp f_sub(const Fp& a, const Fp& b) { return H.fp.sub(a, b); }
+inline Fp f_mul(const Fp& a, const Fp& b) { return H.fp.mul(a, b); }
+inline Fp f_inv(const Fp& a) { return H.fp.inverse(a); }
+inline bool f_is_zero(const Fp& a) { return H.fp.is_zero(a); }
+inline bool f_eq(const Fp& a, const Fp& b) { return H.fp.eq(a, b); }
+inline void f_set(Fp& r, uint64_t v) { r = v == 0 ? H.fp.zero() : v == 1 ? H.fp.onem() : H.fp.from_u64(v); }
+
+inline HFp2 f_add(const HFp2& a, const HFp2& b) { return {f_add(a.c0, b.c0), f_add(a.c1, b.c1)}; }
+inline HFp2 f_sub(const HFp2& a, const HFp2& b) { return {f_sub(a.c0, b.c0), f_sub(a.c1, b.c1)}; }
+inline HFp2 f_mul(const HFp2& a, const HFp2& b) {
+    const Fp t0 = f_mul(a.c0, b.c0), t1 = f_mul(a.c1, b.c1);
+    return {f_sub(t0, t1), f_sub(f_sub(f_mul(f_add(a.c0, a.c1), f_add(b.c0, b.c1)), t0), t1)};
 }
-inline HJac h_dbl(const HJac& p) {
-    const auto& F = H.fp;
-    if (F.is_zero(p.z)) return p;
-    Fp A = F.mul(p.x, p.x), B = F.mul(p.y, p.y), C = F.mul(B, B);
-    Fp t = F.add(p.x, B);
-    Fp D = F.sub(F.sub(F.mul(t, t), A), C);
-    D = F.add(D, D);
-    Fp E = F.add(F.add(A, A), A), Fq = F.mul(E, E);
-    HJac r;
-    r.x = F.sub(Fq, F.add(D, D));
-    Fp c8 = F.add(C, C); c8 = F.add(c8, c8); c8 = F.add(c8, c8);
-    r.y = F.sub(F.mul(E, F.sub(D, r.x)), c8);
-    Fp yz = F.mul(p.y, p.z);
-    r.z = F.add(yz, yz);
+inline HFp2 f_inv(const HFp2& a) {
+    const Fp t = f_inv(f_add(f_mul(a.c0, a.c0), f_mul(a.c1, a.c1)));
+    return {f_mul(a.c0, t), f_sub(H.fp.zero(), f_mul(a.c1, t))};
+}
+inline bool f_is_zero(const HFp2& a) { return f_is_zero(a.c0) && f_is_zero(a.c1); }
+inline bool f_eq(const HFp2& a, const HFp2& b) { return f_eq(a.c0, b.c0) && f_eq(a.c1, b.c1); }
+inline void f_set(HFp2& r, uint64_t v) { f_set(r.c0, v); r.c1 = H.fp.zero(); }
+
+template <class T> T f_small(uint64_t v) { T r; f_set(r, v); return r; }
+// b of y^2 = x^3 + b: 4 in G1, 4 (1 + u) in G2
+inline Fp f_curve_b(const Fp&) { return f_small<Fp>(4); }
+inline HFp2 f_curve_b(const HFp2&) { return {f_small<Fp>(4), f_small<Fp>(4)}; }
+
+// Points on the host: affine {x, y} (infinity = 0, 0) and Jacobian (infinity: z = 0), the
+// layouts of blst_p1_affine / blst_p1 (T = Fp) and blst_p2_affine / blst_p2 (T = HFp2).
+template <class T> struct HAffT { T x, y; };
+template <class T> struct HJacT { T x, y, z; };
+typedef HAffT<Fp> HAff;
+typedef HJacT<Fp> HJac;
+typedef HAffT<HFp2> HAff2;
+typedef HJacT<HFp2> HJac2;
+
+template <class T> bool h_inf(const HAffT<T>& a) { return f_is_zero(a.x) && f_is_zero(a.y); }
+template <class T = Fp> HJacT<T> h_jac_inf() {
+    HJacT<T> r;
+    r.x = f_small<T>(1); r.y = f_small<T>(1); r.z = f_small<T>(0);
     return r;
 }
-inline HJac h_add(const HJac& p, const HJac& q) {
-    const auto& F = H.fp;
-    if (F.is_zero(p.z)) return q;
-    if (F.is_zero(q.z)) return p;
-    Fp z1z1 = F.mul(p.z, p.z), z2z2 = F.mul(q.z, q.z);
-    Fp u1 = F.mul(p.x, z2z2), u2 = F.mul(q.x, z1z1);
-    Fp s1 = F.mul(F.mul(p.y, q.z), z2z2), s2 = F.mul(F.mul(q.y, p.z), z1z1);
-    Fp h = F.sub(u2, u1), rr = F.sub(s2, s1);
-    if (F.is_zero(h)) return F.is_zero(rr) ? h_dbl(p) : h_jac_inf();
-    Fp hh = F.mul(h, h), hhh = F.mul(h, hh), v = F.mul(u1, hh);
-    HJac r;
-    r.x = F.sub(F.sub(F.mul(rr, rr), hhh), F.add(v, v));
-    r.y = F.sub(F.mul(rr, F.sub(v, r.x)), F.mul(s1, hhh));
-    r.z = F.mul(F.mul(p.z, q.z), h);
+template <class T> HJacT<T> h_from_aff(const HAffT<T>& a) {
+    if (h_inf(a)) return h_jac_inf<T>();
+    HJacT<T> r; r.x = a.x; r.y = a.y; r.z = f_small<T>(1); return r;
+}
+template <class T> HJacT<T> h_dbl(const HJacT<T>& p) {
+    if (f_is_zero(p.z)) return p;
+    T A = f_mul(p.x, p.x), B = f_mul(p.y, p.y), C = f_mul(B, B);
+    T t = f_add(p.x, B);
+    T D = f_sub(f_sub(f_mul(t, t), A), C);
+    D = f_add(D, D);
+    T E = f_add(f_add(A, A), A), Fq = f_mul(E, E);
+    HJacT<T> r;
+    r.x = f_sub(Fq, f_add(D, D));
+    T c8 = f_add(C, C); c8 = f_add(c8, c8); c8 = f_add(c8, c8);
+    r.y = f_sub(f_mul(E, f_sub(D, r.x)), c8);
+    T yz = f_mul(p.y, p.z);
+    r.z = f_add(yz, yz);
     return r;
 }
-inline HAff h_to_aff(const HJac& p) {
-    const auto& F = H.fp;
-    HAff a;
-    if (F.is_zero(p.z)) { a.x = F.zero(); a.y = F.zero(); return a; }
-    Fp zi = F.inverse(p.z), zi2 = F.mul(zi, zi);
-    a.x = F.mul(p.x, zi2);
-    a.y = F.mul(p.y, F.mul(zi2, zi));
+template <class T> HJacT<T> h_add(const HJacT<T>& p, const HJacT<T>& q) {
+    if (f_is_zero(p.z)) return q;
+    if (f_is_zero(q.z)) return p;
+    T z1z1 = f_mul(p.z, p.z), z2z2 = f_mul(q.z, q.z);
+    T u1 = f_mul(p.x, z2z2), u2 = f_mul(q.x, z1z1);
+    T s1 = f_mul(f_mul(p.y, q.z), z2z2), s2 = f_mul(f_mul(q.y, p.z), z1z1);
+    T h = f_sub(u2, u1), rr = f_sub(s2, s1);
+    if (f_is_zero(h)) return f_is_zero(rr) ? h_dbl(p) : h_jac_inf<T>();
+    T hh = f_mul(h, h), hhh = f_mul(h, hh), v = f_mul(u1, hh);
+    HJacT<T> r;
+    r.x = f_sub(f_sub(f_mul(rr, rr), hhh), f_add(v, v));
+    r.y = f_sub(f_mul(rr, f_sub(v, r.x)), f_mul(s1, hhh));
+    r.z = f_mul(f_mul(p.z, q.z), h);
+    return r;
+}
+template <class T> HAffT<T> h_to_aff(const HJacT<T>& p) {
+    HAffT<T> a;
+    if (f_is_zero(p.z)) { a.x = f_small<T>(0); a.y = f_small<T>(0); return a; }
+    T zi = f_inv(p.z), zi2 = f_mul(zi, zi);
+    a.x = f_mul(p.x, zi2);
+    a.y = f_mul(p.y, f_mul(zi2, zi));
     return a;
 }
-inline bool h_on_curve(const HAff& a) {
-    const auto& F = H.fp;
+template <class T> bool h_on_curve(const HAffT<T>& a) {
     if (h_inf(a)) return true;
-    Fp y2 = F.mul(a.y, a.y), x3 = F.mul(F.mul(a.x, a.x), a.x);
-    return F.eq(y2, F.add(x3, F.from_u64(4)));
+    T y2 = f_mul(a.y, a.y), x3 = f_mul(f_mul(a.x, a.x), a.x);
+    return f_eq(y2, f_add(x3, f_curve_b(a.x)));
 }
-inline bool h_aff_eq(const HAff& a, const HAff& b) { return H.fp.eq(a.x, b.x) && H.fp.eq(a.y, b.y); }
+template <class T> bool h_aff_eq(const HAffT<T>& a, const HAffT<T>& b) { return f_eq(a.x, b.x) && f_eq(a.y, b.y); }
+template <class T> HAffT<T> h_neg(HAffT<T> a) {
+    if (!h_inf(a)) a.y = f_sub(f_small<T>(0), a.y);
+    return a;
+}
 
 inline void parallel_for(size_t n, const std::function<void(size_t, size_t)>& f) {
     unsigned nt = std::thread::hardware_concurrency();
@@ -235,17 +275,17 @@ inline void parallel_for(size_t n, const std::function<void(size_t, size_t)>& f)
 }
 
 // sum s_i * P_i, s canonical (Fr limbs), by bit planes: 255 doublings + one add per set bit.
-inline HJac h_msm(const std::vector<Fr>& s, const std::vector<HAff>& P) {
+template <class T> HJacT<T> h_msm_of(const std::vector<Fr>& s, const std::vector<HAffT<T>>& P) {
     const size_t n = s.size();
     unsigned nt = std::thread::hardware_concurrency();
     if (nt == 0) nt = 1;
     if (nt > 32) nt = 32;
-    std::vector<HJac> part(nt, h_jac_inf());
+    std::vector<HJacT<T>> part(nt, h_jac_inf<T>());
     std::vector<std::thread> th;
     for (unsigned t = 0; t < nt; t++) {
         th.emplace_back([&, t]() {
             size_t a = n * t / nt, b = n * (t + 1) / nt;
-            HJac acc = h_jac_inf();
+            HJacT<T> acc = h_jac_inf<T>();
             for (int bit = 254; bit >= 0; bit--) {
                 acc = h_dbl(acc);
                 for (size_t i = a; i < b; i++)
@@ -255,7 +295,9 @@ inline HJac h_msm(const std::vector<Fr>& s, const std::vector<HAff>& P) {
         });
     }
     for (auto& x : th) x.join();
-    HJac r = h_jac_inf();
+    HJacT<T> r = h_jac_inf<T>();
     for (auto& p : part) r = h_add(r, p);
     return r;
 }
+inline HJac h_msm(const std::vector<Fr>& s, const std::vector<HAff>& P) { return h_msm_of(s, P); }
+inline HJac2 h_msm(const std::vector<Fr>& s, const std::vector<HAff2>& P) { return h_msm_of(s, P); }

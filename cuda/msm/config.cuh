@@ -166,9 +166,9 @@ struct pt_msm_scratch {
     size_t total;
 };
 PT_HD size_t pt_align256(size_t x) { return (x + 255) & ~(size_t)255; }
-PT_HD pt_msm_scratch pt_msm_scratch_layout(uint32_t n, const pt_msm_config& k) {
+// P: bytes of one XYZZ point, 192 in G1 (the default), 384 in G2 (which has no batch-affine path)
+PT_HD pt_msm_scratch pt_msm_scratch_layout(uint32_t n, const pt_msm_config& k, size_t P = 192) {
     pt_msm_scratch s;
-    const size_t P = 192;  // one XYZZ point
     size_t o = 0;
     s.keys = o;   o = pt_align256(o + (size_t)k.nwin * n * 4);
     s.sorted = o; o = pt_align256(o + (size_t)k.nwin * n * 4);

@@ -8,8 +8,11 @@
 #define PT_DYN_SMEM(type, name)                       \
     extern __shared__ __align__(16) uint4 pt_smem_[]; \
     type* name = (type*)pt_smem_
+#define PT_NI __device__ __noinline__
 #else
 #define PT_HD inline
+// inline: the harness's translation units may each include the same out-of-line helper
+#define PT_NI inline __attribute__((noinline))
 #endif
 
 // 16-byte vector copies of field elements and points (all are multiples of 16 bytes and
