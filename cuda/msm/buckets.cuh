@@ -9,7 +9,6 @@
 //   pt_chunk_fixup         bsum of every bucket that crosses a chunk edge (pt_xyzz_sum<F>)
 //   pt_bucket_reduce_body  per run of bseg buckets: sum_b (b+1) * bsum[b] by running sums
 //   pt_reduce_group        sums of XYZZ points by groups (twice: runs -> windows)
-//   pt_msm_final_body      Horner over windows (c doublings each) -> Jacobian
 //   pt_sum_part            a serial sum of affine points (the bases whose scalar is 1)
 #pragma once
 #include "../ec/curve.cuh"
@@ -18,13 +17,14 @@
 
 PT_NI void pt_add_ni(g1_xyzz_t& p, const g1_xyzz_t& q) { pt_add(p, q); }
 PT_NI void pt_add_ni(g2_xyzz_t& p, const g2_xyzz_t& q) { pt_add(p, q); }
-PT_NI void pt_dbl_ni(g2_xyzz_t& p) { pt_dbl(p); }
 PT_NI void pt_madd_ni(g2_xyzz_t& p, const g2_affine_t& q) { pt_madd(p, q); }
-// G2's steps out of line: a G2 addition with its doubling case is 50-70 Fp multiplies of straight
-// code, and cicc takes ~40 s over each kernel that inlines one (most of ten minutes for a loop
-// that inlined several); compiled once, the kernels share them, for a call a step.
+// G2's steps, out of line: a G2 addition with its doubling case is 50-70 Fp multiplies of
+// straight code, which cicc takes ~40 s over in every kernel that inlines one (most of ten
+// minutes for a loop that inlined several), and ptxas compiles a kernel's callees with each
+// kernel (~30 s for pt_add_ni), so G2's kernels call just these two; a doubling is an addition
+// of the point to itself (12 multiplies more than pt_dbl, in the few bucket-sum doublings).
 struct pt_g2_steps {
-    PT_FI static void dbl(g2_xyzz_t& p) { pt_dbl_ni(p); }
+    PT_FI static void dbl(g2_xyzz_t& p) { const g2_xyzz_t q = p; pt_add_ni(p, q); }
     PT_FI static void add(g2_xyzz_t& p, const g2_xyzz_t& q) { pt_add_ni(p, q); }
     PT_FI static void madd(g2_xyzz_t& p, const g2_affine_t& q) { pt_madd_ni(p, q); }
 };
@@ -150,85 +150,6 @@ PT_FI void pt_reduce_group(const xyzz_of<F>* in, uint32_t count, xyzz_of<F>* out
         __syncthreads();
     }
     if (t == 0) pt_store(out + gi, s[0]);
-}
-
-// The final Horner runs ~250 doublings back to back on one thread. G1 works in Jacobian
-// coordinates (7 multiplies a doubling instead of XYZZ's 10) with an inlined multiplier (no
-// call latency): fpi_t, an always-inline Fp. G2 stays in XYZZ with its out-of-line steps
-// (pt_g2_steps): one call a doubling of 24 Fp multiplies costs little, where the inlined
-// loop took cicc most of ten minutes.
-struct pt_fp_inline_params : pt_fp_params { static constexpr bool CALL = false; };
-typedef mont_t<pt_fp_inline_params> fpi_t;
-
-// dbl-2009-l (a = 0): 2M + 5S
-PT_FI void pt_jac_dbl(jac_of<fpi_t>& p) {
-    if (p.z.is_zero()) return;
-    const fpi_t A = p.x.sqr(), B = p.y.sqr(), C = B.sqr();
-    const fpi_t t = p.x + B;
-    fpi_t D = t.sqr() - A - C;
-    D = D.dbl();
-    const fpi_t E = A.dbl() + A, F = E.sqr();
-    const fpi_t x3 = F - D.dbl();
-    const fpi_t c8 = C.dbl().dbl().dbl();
-    const fpi_t z3 = (p.y * p.z).dbl();
-    p.y = E * (D - x3) - c8;
-    p.x = x3;
-    p.z = z3;
-}
-// add-2007-bl: 11M + 5S
-PT_FI void pt_jac_add(jac_of<fpi_t>& p, const jac_of<fpi_t>& q) {
-    if (q.z.is_zero()) return;
-    if (p.z.is_zero()) { p = q; return; }
-    const fpi_t z1z1 = p.z.sqr(), z2z2 = q.z.sqr();
-    const fpi_t u1 = p.x * z2z2, u2 = q.x * z1z1;
-    const fpi_t s1 = p.y * q.z * z2z2, s2 = q.y * p.z * z1z1;
-    const fpi_t h = u2 - u1, rr = (s2 - s1).dbl();
-    if (h.is_zero()) {
-        if (rr.is_zero()) pt_jac_dbl(p);
-        else p.z = fpi_t::zero();
-        return;
-    }
-    const fpi_t i = h.dbl().sqr(), j = h * i, v = u1 * i;
-    const fpi_t x3 = rr.sqr() - j - v.dbl();
-    const fpi_t y3 = rr * (v - x3) - (s1 * j).dbl();
-    const fpi_t z3 = ((p.z + q.z).sqr() - z1z1 - z2z2) * h;
-    p.x = x3; p.y = y3; p.z = z3;
-}
-
-// The Horner's accumulator, steps and result, by curve.
-PT_FI jac_of<fpi_t> pt_final_acc(const g1_xyzz_t& p) {
-    const g1_jac_t j = pt_to_jac(p);
-    jac_of<fpi_t> r;
-    for (int i = 0; i < 12; i++) { r.x.v[i] = j.x.v[i]; r.y.v[i] = j.y.v[i]; r.z.v[i] = j.z.v[i]; }
-    return r;
-}
-PT_FI void pt_final_dbl(jac_of<fpi_t>& p) { pt_jac_dbl(p); }
-PT_FI void pt_final_add(jac_of<fpi_t>& p, const g1_xyzz_t& q) { pt_jac_add(p, pt_final_acc(q)); }
-PT_FI void pt_final_store(g1_jac_t* result, const jac_of<fpi_t>& acc) {
-    g1_jac_t r;
-    if (acc.z.is_zero()) {
-        r.x = fp_t::one(); r.y = fp_t::one(); r.z = fp_t::zero();
-    } else {
-        for (int i = 0; i < 12; i++) { r.x.v[i] = acc.x.v[i]; r.y.v[i] = acc.y.v[i]; r.z.v[i] = acc.z.v[i]; }
-    }
-    pt_store(result, r);
-}
-PT_FI g2_xyzz_t pt_final_acc(const g2_xyzz_t& p) { return p; }
-PT_FI void pt_final_dbl(g2_xyzz_t& p) { pt_g2_steps::dbl(p); }
-PT_FI void pt_final_add(g2_xyzz_t& p, const g2_xyzz_t& q) { pt_g2_steps::add(p, q); }
-PT_FI void pt_final_store(g2_jac_t* result, const g2_xyzz_t& acc) { pt_store(result, pt_to_jac(acc)); }
-
-// <<<1, 1>>>: result = sum_w 2^(c w) wins[w], Jacobian (blst_p1 / blst_p2).
-template <class F>
-PT_FI void pt_msm_final_body(const xyzz_of<F>* wins, uint32_t nwin, uint32_t c, jac_of<F>* result)
-{
-    if (threadIdx.x != 0 || blockIdx.x != 0) return;
-    auto acc = pt_final_acc(pt_load(wins + nwin - 1));
-    for (int w = (int)nwin - 2; w >= 0; w--) {
-        for (uint32_t i = 0; i < c; i++) pt_final_dbl(acc);
-        pt_final_add(acc, pt_load(wins + w));
-    }
-    pt_final_store(result, acc);
 }
 
 // Sum of a list of affine points (e.g. the bases whose scalar is 1), in G1 or G2: part p sums

@@ -2,14 +2,16 @@
 // pt_msm_digits .. pt_msm_scatter, sort.cuh) and sums of affine points. Same bodies as G1
 // (buckets.cuh); the differences are sizes: a G2 XYZZ point is 384 bytes (96 registers), so
 // the accumulation is capped at PT_G2_ACC_BLOCKS blocks a multiprocessor (255 registers) and
-// loads each point when it adds it, and the reductions run 64 threads a block.
+// loads each point when it adds it, the reductions run 64 threads a block, and the additions
+// are out of line (pt_g2_steps). The MSM ends with its window sums, which the host combines
+// (Horner, ~250 doublings with blst: ~0.3 ms of one core; on one GPU thread it would be a ~8 ms
+// chain of dependent multiplies and another kernel for ptxas to compile the addition into).
 //   pt_g2_msm_chunks          bucket accumulation, a thread per chunk of sorted entries
 //   pt_g2_msm_fixup           bsum of every bucket that crosses a chunk edge
 //   pt_g2_msm_bucket_reduce   per run of bseg buckets: sum_b (b+1) * bsum[b]
 //   pt_g2_reduce              sums of XYZZ points by groups (runs -> windows; sums' parts)
-//   pt_g2_msm_final           Horner over windows -> one blst_p2
 //   pt_g2_sum_parts           sums of affine points (the bases whose scalar is 1)
-//   pt_g2_to_jac              XYZZ -> blst_p2 (window sums or parts for the host to add)
+//   pt_g2_to_jac              XYZZ -> blst_p2 (window sums or parts, for the host to add)
 #pragma once
 #include "buckets.cuh"
 
@@ -50,14 +52,6 @@ extern "C" __global__ void __launch_bounds__(PT_G2_RED_THREADS)
 pt_g2_reduce(const g2_xyzz_t* in, uint32_t count, g2_xyzz_t* out)
 {
     pt_reduce_group<fp2_t, PT_G2_RED_THREADS>(in, count, out);
-}
-
-// <<<1, 1>>>: result = sum_w 2^(c w) wins[w] (blst_p2). One thread's chain of ~250 XYZZ
-// doublings of 24 dependent Fp multiplies each (~8 ms); where that latency matters, take the
-// window sums with pt_g2_to_jac and run the Horner on the host (~0.3 ms of one core).
-extern "C" __global__ void pt_g2_msm_final(const g2_xyzz_t* wins, uint32_t nwin, uint32_t c, g2_jac_t* result)
-{
-    pt_msm_final_body(wins, nwin, c, result);
 }
 
 // grid = ceil(parts/128), 128 threads (pt_sum_part); then pt_g2_reduce and pt_g2_to_jac, and

@@ -8,7 +8,13 @@
 #define PT_DYN_SMEM(type, name)                       \
     extern __shared__ __align__(16) uint4 pt_smem_[]; \
     type* name = (type*)pt_smem_
+#ifdef __CUDA_ARCH__
 #define PT_NI __device__ __noinline__
+#else
+// nvcc's host pass keeps a stub of every device function: local, so that the harness's
+// translation units may each include the same helpers
+#define PT_NI static __device__ __noinline__
+#endif
 #else
 #define PT_HD inline
 // inline: the harness's translation units may each include the same out-of-line helper
