@@ -120,6 +120,16 @@ int main(int argc, char** argv) {
         }
         else { fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
     }
+    for (size_t a = 0; a < g_opt.only.size();) {  // every --only part must be one we have
+        size_t b = g_opt.only.find(',', a);
+        if (b == std::string::npos) b = g_opt.only.size();
+        const std::string part = g_opt.only.substr(a, b - a);
+        if (part != "field" && part != "ntt" && part != "msm" && part != "g2" && part != "abc") {
+            fprintf(stderr, "unknown --only part '%s' (field, ntt, msm, g2, abc)\n", part.c_str());
+            return 2;
+        }
+        a = b + 1;
+    }
     const uint64_t seed = std::random_device{}() ^ ((uint64_t)std::random_device{}() << 32);
     g_rng.seed(seed);
     printf("seed %llu\n", (unsigned long long)seed);
