@@ -260,6 +260,11 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N")]
     pub prover_threads: Option<String>,
 
+    /// Witness only in synthesis, a, b, c from the circuit's recorded matrices (recorded once,
+    /// cached beside the parameters); false builds every linear combination [default: true]
+    #[arg(long, value_name = "true|false")]
+    pub precompiled: Option<String>,
+
     /// Page-lock a/b/c and upload them before the partition's GPU region [default: true]
     #[arg(long, value_name = "true|false")]
     pub prestage: Option<String>,
@@ -297,6 +302,7 @@ impl EngineArgs {
             ("synthesis_workers", &self.synthesis_workers),
             ("synthesis_threads", &self.synthesis_threads),
             ("prover_threads", &self.prover_threads),
+            ("precompiled", &self.precompiled),
             ("prestage", &self.prestage),
             ("msm_double_buffer", &self.msm_double_buffer),
             ("b_g2_on", &self.b_g2_on),

@@ -37,7 +37,8 @@ pub fn main(args: &EngineArgs, note: Option<&str>) -> Result<i32> {
     Ok(if out.all_verified() { 0 } else { 1 })
 }
 
-/// `proof 2/3: job 1 partition 0 on cpu0 verified · synthesis 0.21 s · gpu 0.52 s · …`
+/// `proof 2/3: job 1 partition 0 on cpu0 verified · synthesis 0.21 s · gpu 0.52 s · …`, where
+/// synthesis includes `abc_eval`.
 pub fn status_line(n: u64, total: u64, p: &PartitionResult) {
     let r = &p.record;
     let get = |s: Stage| r.stages.get(&s).copied().unwrap_or(0.0);
@@ -56,7 +57,7 @@ pub fn status_line(n: u64, total: u64, p: &PartitionResult) {
         r.job,
         r.partition,
         if r.device.is_empty() { "-" } else { &r.device },
-        get(Stage::Synthesis),
+        get(Stage::Synthesis) + get(Stage::AbcEval),
         get(Stage::QueueWait),
         region,
         get(Stage::Verify),

@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use crossbeam_channel::select;
 use provetop_engine::backend::BackendKind;
 use provetop_engine::circuit::Workload;
+use provetop_engine::params::cache::Origin;
 use provetop_engine::params::store::{Loaded, ParamsStore};
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome, PartitionResult, Scheduled};
 use provetop_telemetry::config::EngineConfig;
@@ -303,8 +304,38 @@ pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
     } else {
         loaded
     }?;
+    if session.engine.config().precompiled {
+        record_circuit(session)?;
+    }
     reserve_prestage(session, &loaded);
     Ok(loaded)
+}
+
+/// Records the workload's circuit for the pre-compiled path before the first job (or reads
+/// it from the cache beside the parameters), with progress on stderr.
+fn record_circuit(session: &Session) -> Result<()> {
+    let workload = &session.plan.workload;
+    let label = workload.label();
+    let last = parking_lot::Mutex::new(Instant::now());
+    let progress = |_: &str, done: usize, total: usize| {
+        let mut last = last.lock();
+        if last.elapsed() >= Duration::from_secs(1) && total > 0 {
+            *last = Instant::now();
+            eprintln!(
+                "circuit: recording {label}: {:.0}%",
+                100.0 * done as f64 / total as f64
+            );
+        }
+    };
+    let (pc, origin) = session.engine.store().circuit(workload, &progress)?;
+    if let Some(Origin::Generated { seconds, .. }) = origin {
+        eprintln!(
+            "circuit: recorded {label} in {seconds:.1} s ({} terms, {:.0} MB)",
+            pc.nnz(),
+            pc.bytes() as f64 / 1e6
+        );
+    }
+    Ok(())
 }
 
 /// Page-locks the prestaging memory before the first job, saying so when it takes a while.

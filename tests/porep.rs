@@ -5,7 +5,7 @@
 use std::process::Output;
 
 mod common;
-use common::provetop;
+use common::{porep_cache, provetop_cached};
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -17,7 +17,7 @@ fn porep_2kib_proofs_verify_with_filecoin_proofs() {
     let bench = |extra: &[&str]| {
         let mut args = vec!["bench", "--backend", "cpu", "--workload", "porep", "--json"];
         args.extend_from_slice(extra);
-        provetop(dir.path(), &args)
+        provetop_cached(dir.path(), &porep_cache(), &args)
     };
     let out = bench(&["--sector-size", "2KiB", "--proofs", "2"]);
     assert!(
@@ -44,7 +44,7 @@ fn porep_2kib_proofs_verify_with_filecoin_proofs() {
     }
 
     // The sealed sector's C1 output, in lotus-bench's layout, is what `--c1` reads.
-    let c1 = dir.path().join("provetop/porep/sealed/2KiB-seed0.c1.json");
+    let c1 = porep_cache().join("provetop/porep/sealed/2KiB-seed0.c1.json");
     assert!(c1.is_file(), "no cached C1 output at {}", c1.display());
     let c1 = c1.to_str().unwrap();
     // A C1 file for another size, or a foreign file, is refused at once with exit 2.

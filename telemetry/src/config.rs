@@ -130,6 +130,9 @@ pub struct EngineConfig {
     pub synthesis_workers: usize,
     pub synthesis_threads: usize,
     pub prover_threads: usize,
+    /// Synthesis computes the witness alone and a, b, c come from the circuit's recorded
+    /// matrices (`abc_eval`); `false` builds every constraint's linear combinations.
+    pub precompiled: bool,
     pub prestage: bool,
     pub msm_double_buffer: bool,
     pub b_g2_on: Placement,
@@ -155,6 +158,7 @@ impl Default for EngineConfig {
             synthesis_workers: 2,
             synthesis_threads: cores(),
             prover_threads: cores(),
+            precompiled: true,
             prestage: true,
             msm_double_buffer: true,
             b_g2_on: Placement::Cpu,
@@ -193,7 +197,7 @@ pub enum Liveness {
     Startup,
 }
 
-pub const KEYS: [&str; 14] = [
+pub const KEYS: [&str; 15] = [
     "backend",
     "devices",
     "cpu_devices",
@@ -202,6 +206,7 @@ pub const KEYS: [&str; 14] = [
     "synthesis_workers",
     "synthesis_threads",
     "prover_threads",
+    "precompiled",
     "prestage",
     "msm_double_buffer",
     "b_g2_on",
@@ -247,7 +252,7 @@ impl EngineConfig {
     pub fn liveness(key: &str) -> Option<Liveness> {
         match key {
             "backend" | "devices" => Some(Liveness::Startup),
-            "srs_residency" => Some(Liveness::NextJob),
+            "srs_residency" | "precompiled" => Some(Liveness::NextJob),
             k if KEYS.contains(&k) => Some(Liveness::Live),
             _ => None,
         }
@@ -299,6 +304,7 @@ impl EngineConfig {
                 self.synthesis_threads = parse_count(key, value, 1, MAX_THREADS)?
             }
             "prover_threads" => self.prover_threads = parse_count(key, value, 1, MAX_THREADS)?,
+            "precompiled" => self.precompiled = parse_bool(key, value)?,
             "prestage" => self.prestage = parse_bool(key, value)?,
             "msm_double_buffer" => self.msm_double_buffer = parse_bool(key, value)?,
             "b_g2_on" => self.b_g2_on = parse_enum(key, value, "cpu, gpu")?,

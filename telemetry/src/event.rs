@@ -42,6 +42,8 @@ macro_rules! stages {
 stages! {
     proof: [
         Synthesis = "synthesis",
+        /// a, b, c from a pre-compiled circuit's matrices and the witness (`precompiled`).
+        AbcEval = "abc_eval",
         QueueWait = "queue_wait",
         LockWait = "lock_wait",
         H2d = "h2d",

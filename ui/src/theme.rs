@@ -19,7 +19,7 @@ pub const BUILTIN: [(&str, &str); 3] = [
 pub const DEFAULT: &str = "dark";
 
 /// Every span kind, for themes and legends.
-pub const ALL_STAGES: [Stage; 20] = Stage::ALL;
+pub const ALL_STAGES: [Stage; 21] = Stage::ALL;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Theme {

@@ -1,5 +1,6 @@
 //! Parameters in memory: loaded or generated once per circuit shape and shared by every job
-//! of that shape, with their prepared verifying key.
+//! of that shape, with their prepared verifying key; likewise each shape's recorded circuit
+//! for the pre-compiled path.
 
 use anyhow::{Context, Result};
 use parking_lot::Mutex;
@@ -10,6 +11,7 @@ use std::time::Instant;
 
 use super::cache::{check_counts, check_matches, Origin, ParamsCache};
 use super::{io, setup, Parameters};
+use crate::circuit::precompiled::{CircuitCache, Precompiled};
 use crate::circuit::{Shape, Workload};
 use crate::prover::PreparedVerifyingKey;
 
@@ -25,6 +27,10 @@ pub struct ParamsStore {
     /// `--params FILE`: used for every workload whose shape it fits.
     file: Option<PathBuf>,
     loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+    circuits: CircuitCache,
+    /// Recorded circuits by shape digest. Held while recording, so two jobs of one shape
+    /// record it once.
+    recorded: Mutex<HashMap<String, Arc<Precompiled>>>,
     /// Where a new setup's fixed-base products run.
     products: Mutex<Arc<dyn setup::Products>>,
 }
@@ -32,9 +38,11 @@ pub struct ParamsStore {
 impl ParamsStore {
     pub fn new(cache_dir: Option<PathBuf>, file: Option<PathBuf>) -> Self {
         ParamsStore {
+            circuits: CircuitCache::new(cache_dir.clone()),
             cache: ParamsCache::new(cache_dir),
             file,
             loaded: Mutex::default(),
+            recorded: Mutex::default(),
             products: Mutex::new(Arc::new(setup::CpuProducts)),
         }
     }
@@ -46,6 +54,26 @@ impl ParamsStore {
 
     pub fn cache(&self) -> &ParamsCache {
         &self.cache
+    }
+
+    /// The recorded circuit of `workload` (`precompiled`): from memory, the cache beside the
+    /// parameters, or recorded now.
+    pub fn circuit(
+        &self,
+        workload: &Workload,
+        progress: setup::Progress,
+    ) -> Result<(Arc<Precompiled>, Option<Origin>)> {
+        let shape = workload.shape()?;
+        let mut recorded = self.recorded.lock();
+        if let Some(pc) = recorded.get(&shape.digest) {
+            return Ok((pc.clone(), None));
+        }
+        let (pc, origin) = self
+            .circuits
+            .load_or_record(workload, &shape, progress)
+            .with_context(|| format!("recording the circuit of {}", workload.label()))?;
+        recorded.insert(shape.digest, pc.clone());
+        Ok((pc, Some(origin)))
     }
 
     /// Parameters for `workload`: from memory, the `--params` file, the cache, or a new setup.

@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::locks::{new_lock, DeviceLock};
 use super::{DeviceStatus, JobId, JobSpec, Shared, Status};
 use crate::backend::{Executor, Msms, Prestaged};
+use crate::circuit::precompiled::Precompiled;
 use crate::circuit::Assignment;
 use crate::config::{Budget, EngineConfig};
 use crate::hostmem::available_memory;
@@ -43,6 +44,9 @@ pub(crate) struct Ready {
 pub(crate) struct Job {
     pub spec: JobSpec,
     pub loaded: Arc<Loaded>,
+    /// The recorded circuit its partitions are evaluated with, when `precompiled` was on at
+    /// submission.
+    pub precompiled: Option<Arc<Precompiled>>,
     pub remaining: u32,
     pub verified: u32,
     pub failed: u32,

@@ -11,6 +11,7 @@ use super::state::{Job, Ready, Ticket};
 use super::{JobId, JobSpec, Outcome, Shared};
 use crate::backend::Executor;
 use crate::circuit::partition_seed;
+use crate::circuit::precompiled::Precompiled;
 use crate::memory::Reservation;
 use crate::prover;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, ProofRecord, Span, Stage};
@@ -32,6 +33,10 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     }
     spec.workload.validate()?;
     let loaded = shared.store.get(&spec.workload, &|_, _, _| {})?;
+    let precompiled = match shared.state.lock().cfg.precompiled {
+        true => Some(shared.store.circuit(&spec.workload, &|_, _, _| {})?.0),
+        false => None,
+    };
     let t = shared.clock.now();
     let mut st = shared.state.lock();
     if st.shutdown {
@@ -49,6 +54,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
             remaining: spec.partitions,
             spec,
             loaded,
+            precompiled,
             verified: 0,
             failed: 0,
             cancelled: 0,
@@ -178,6 +184,7 @@ fn dispatch(shared: Arc<Shared>) {
         let ticket = st.pending.pop_front().expect("can_synthesize saw a ticket");
         let job = &st.jobs[&ticket.job];
         let (spec, loaded, bytes) = (job.spec.clone(), job.loaded.clone(), job.bytes);
+        let precompiled = job.precompiled.clone();
         // Prestaging lays the witness out for the copy engines here, off the device workers'
         // path: the first device in service that can does it (page-locked memory serves every
         // GPU; a device that cannot read the layout takes a/b/c back out of it).
@@ -196,19 +203,37 @@ fn dispatch(shared: Arc<Shared>) {
         let pool = st.synthesis_pool.clone();
         drop(st);
         let shared = shared.clone();
-        pool.spawn(move || synthesize(&shared, ticket, spec, loaded, host, stagers));
+        let work = Work {
+            ticket,
+            spec,
+            loaded,
+            precompiled,
+        };
+        pool.spawn(move || synthesize(&shared, work, host, stagers));
     }
+}
+
+/// One partition to synthesise, with what its job was submitted with.
+struct Work {
+    ticket: Ticket,
+    spec: JobSpec,
+    loaded: Arc<crate::params::store::Loaded>,
+    precompiled: Option<Arc<Precompiled>>,
 }
 
 /// Runs on the synthesis pool.
 fn synthesize(
     shared: &Arc<Shared>,
-    ticket: Ticket,
-    spec: JobSpec,
-    loaded: Arc<crate::params::store::Loaded>,
+    work: Work,
     host: Reservation,
     stagers: Vec<Arc<dyn Executor>>,
 ) {
+    let Work {
+        ticket,
+        spec,
+        loaded,
+        precompiled,
+    } = work;
     let start = Instant::now();
     let seed = partition_seed(spec.seed, ticket.job, ticket.partition);
     // With prestaging, synthesis writes a/b/c straight into the first willing device's
@@ -216,10 +241,19 @@ fn synthesize(
     let mut target = stagers
         .iter()
         .find_map(|exec| exec.stage_target(loaded.shape.num_rows(), tails(&loaded)));
-    let result = spec
-        .workload
-        .synthesize_into(seed, ticket.partition, target.as_mut().map(|t| t.abc()))
-        .and_then(|asg| prover::prepare(&asg, &loaded.params).map(|m| (asg, m)));
+    let abc = target.as_mut().map(|t| t.abc());
+    // Pre-compiled: the witness alone, then a, b, c from the recorded matrices.
+    let mut evaluated = None;
+    let result = match &precompiled {
+        Some(pc) => spec.workload.witness(seed, ticket.partition).and_then(|w| {
+            let witnessed = Instant::now();
+            let asg = pc.evaluate_into(w, abc);
+            evaluated = Some(witnessed);
+            asg
+        }),
+        None => spec.workload.synthesize_into(seed, ticket.partition, abc),
+    }
+    .and_then(|asg| prover::prepare(&asg, &loaded.params).map(|m| (asg, m)));
     let synthesized = Instant::now();
     let span = |stage, start, end| {
         shared.bus.publish(Event::Span(Span {
@@ -234,7 +268,11 @@ fn synthesize(
             bytes: 0,
         }))
     };
-    span(Stage::Synthesis, start, synthesized);
+    let witnessed = evaluated.unwrap_or(synthesized);
+    span(Stage::Synthesis, start, witnessed);
+    if evaluated.is_some() {
+        span(Stage::AbcEval, witnessed, synthesized);
+    }
     let result = result.map(|(asg, msms)| {
         let prestaged = target.map(|t| t.finish(&asg, &msms));
         (asg, msms, prestaged)
@@ -248,7 +286,10 @@ fn synthesize(
     match result {
         Ok((asg, msms, prestaged)) => {
             let mut stages = BTreeMap::new();
-            stages.insert(Stage::Synthesis, (synthesized - start).as_secs_f64());
+            stages.insert(Stage::Synthesis, (witnessed - start).as_secs_f64());
+            if evaluated.is_some() {
+                stages.insert(Stage::AbcEval, (synthesized - witnessed).as_secs_f64());
+            }
             if prestaged.is_some() {
                 stages.insert(Stage::Prep, (end - synthesized).as_secs_f64());
             }

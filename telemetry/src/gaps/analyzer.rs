@@ -153,8 +153,11 @@ impl GapAnalyzer {
         self.longest = self.longest.max(s.end - s.start);
         match &s.lane {
             Lane::Pool { name } => {
-                // Prestaging right after synthesis is part of making the partition ready.
-                if name == "synthesis" && matches!(s.stage, Stage::Synthesis | Stage::Prep) {
+                // abc_eval and prestaging right after synthesis are part of making the partition
+                // ready.
+                if name == "synthesis"
+                    && matches!(s.stage, Stage::Synthesis | Stage::AbcEval | Stage::Prep)
+                {
                     self.synthesis.push((s.start, s.end));
                 }
             }

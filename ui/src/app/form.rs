@@ -57,7 +57,7 @@ pub fn field_kind(key: &str) -> FieldKind {
         "lock" => FieldKind::Choice(&["single", "two-lock", "none"]),
         "b_g2_on" => FieldKind::Choice(&["cpu", "gpu"]),
         "srs_residency" => FieldKind::Choice(&["auto", "host", "device"]),
-        "prestage" | "msm_double_buffer" => FieldKind::Bool,
+        "precompiled" | "prestage" | "msm_double_buffer" => FieldKind::Bool,
         _ => FieldKind::Budget,
     }
 }
