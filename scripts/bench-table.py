@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-STAGES = ["synthesis", "queue_wait", "lock_wait", "prep", "h2d", "device_wall", "device_kernels", "ntt_h", "msm_h", "msm_l",
+STAGES = ["synthesis", "abc_eval", "queue_wait", "lock_wait", "prep", "h2d", "device_wall", "device_kernels", "ntt_h", "msm_h", "msm_l",
           "msm_a", "msm_b_g1", "batch_add", "msm_b_g2", "verify"]
 
 def row(path):
@@ -22,7 +22,10 @@ def row(path):
         + (f" (steady {x['steady_busy_ratio'] * 100:.1f}%)" if "steady_busy_ratio" in x else "")
         for x in d.get("devices", []))
     cfg = d["config"]
-    label = f"{os.path.basename(path).removesuffix('.json')}: {d['workload']['label']} {cfg['lock']} w{cfg['gpu_workers_per_device']} pre={cfg['prestage']} db={cfg['msm_double_buffer']} g2={cfg.get('b_g2_on', '?')}"
+    label = f"{os.path.basename(path).removesuffix('.json')}: {d['workload']['label']} {cfg['lock']} w{cfg['gpu_workers_per_device']} pre={cfg['prestage']} db={cfg['msm_double_buffer']} g2={cfg.get('b_g2_on', '?')} sw={cfg.get('synthesis_workers', '?')} pc={cfg.get('precompiled', '-')} c={d['workload'].get('concurrency', '?')}"
+    fc = d.get("filecoin")
+    if fc:
+        label += f" verify_seal {fc.get('verified')}/{fc.get('verified', 0) + fc.get('failed', 0)}"
     # Each device's three largest idle-gap causes, seconds.
     gaps = "; ".join(
         f"{x['id']} " + ", ".join(f"{c} {t:.1f}" for c, t in

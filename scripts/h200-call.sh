@@ -8,7 +8,10 @@
 #   check     provetop check --max-log2 22: every GPU result against the cpu backend
 #   k24       scripts/h200.sh SIZES=24 LOCKS=24: 2^24 busy fraction and the strategy table
 #   sweep     scripts/h200-sweep.sh over the benches the file $SWEEP lists
-#   porep     `bench --workload porep --sector-size 512MiB` on the cuda backend
+#   porep     `bench --workload porep` on the cuda backend: $POREP_INPUT (default
+#             `--sector-size 512MiB`, sealed here; `--c1 .carry/8MiB-seed0.c1.json` carries a
+#             sector sealed elsewhere), $POREP_PROOFS jobs, $POREP_ARGS (default none: the
+#             engine's defaults); several runs: POREP_RUNS="name:args;name:args"
 #   setup     synthetic 2^$SETUP_LOG2 (default 26; several sizes: "26 27") on one GPU with one
 #             worker: the setup's time on the GPU (parameters generated here unless cached) and
 #             each partition's GPU time (device_wall, device_kernels) and stages; $SETUP_PROOFS
@@ -72,9 +75,14 @@ for step in ${STEPS:-}; do
       grep -v '^PASS' '$WORK/check.txt' | tail -8; echo \"PASS lines: \$(grep -c '^PASS' '$WORK/check.txt')\"; exit \$rc" ;;
     sweep) part sweep env OUT="$WORK/sweep" scripts/h200-sweep.sh "$BIN" "${SWEEP:?SWEEP names a sweep file}" ;;
     k24) part k24 env OUT="$WORK/k24" SIZES=24 LOCKS=24 scripts/h200.sh "$BIN" ;;
-    porep) part porep bash -c "'$BIN' bench --backend cuda --workload porep --sector-size 512MiB \
-      --proofs ${POREP_PROOFS:-2} --json >'$WORK/porep.json' 2>'$WORK/porep.stderr'; rc=\$?; \
-      tail -5 '$WORK/porep.stderr'; python3 scripts/bench-table.py '$WORK/porep.json'; exit \$rc" ;;
+    porep)
+      IFS=';' read -ra runs <<<"${POREP_RUNS:-porep:${POREP_ARGS:-}}"
+      for run in "${runs[@]}"; do
+        name=${run%%:*} extra=${run#*:}
+        part "$name" bash -c "'$BIN' bench --backend cuda --workload porep ${POREP_INPUT:---sector-size 512MiB} \
+          --proofs ${POREP_PROOFS:-2} $extra --json >'$WORK/$name.json' 2>'$WORK/$name.stderr'; rc=\$?; \
+          tail -5 '$WORK/$name.stderr'; python3 scripts/bench-table.py '$WORK/$name.json'; exit \$rc"
+      done ;;
     setup) for lg in ${SETUP_LOG2:-26}; do
       part "setup$lg" bash -c "'$BIN' bench --backend cuda --log2-constraints $lg --devices 0 \
       --gpu-workers-per-device 1 --concurrency 1 --b-g2-on gpu --proofs ${SETUP_PROOFS:-3} \

@@ -131,9 +131,20 @@ fn report_json(
 ) -> serde_json::Value {
     let plan = &session.plan;
     let shape = &loaded.shape;
+    // Which values were chosen by `auto`, and why.
+    let mut config_auto: serde_json::Map<String, serde_json::Value> = session
+        .cfg
+        .auto
+        .iter()
+        .map(|(k, why)| (k.clone(), json!(why)))
+        .collect();
+    if let Some(why) = &plan.concurrency_auto {
+        config_auto.insert("concurrency".into(), json!(why));
+    }
     let mut report = json!({
         "version": 1,
         "config": session.cfg,
+        "config_auto": config_auto,
         "machine": provetop_telemetry::MachineInfo::detect(),
         "workload": {
             "name": plan.workload,

@@ -134,6 +134,29 @@ pub enum WorkloadName {
     Porep,
 }
 
+/// `--concurrency`: a number of jobs, or `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Concurrency {
+    Auto,
+    Jobs(u64),
+}
+
+impl std::str::FromStr for Concurrency {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "auto" => Ok(Concurrency::Auto),
+            n => match n.parse::<u64>() {
+                Ok(n) if n >= 1 => Ok(Concurrency::Jobs(n)),
+                _ => Err(format!(
+                    "expected `auto` or a number of jobs ≥ 1, got `{s}`"
+                )),
+            },
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OnOff {
     On,
@@ -167,9 +190,10 @@ pub struct EngineArgs {
     #[arg(long, value_name = "P", default_value_t = 1)]
     pub partitions: u32,
 
-    /// Jobs the run keeps submitted at once.
-    #[arg(long, value_name = "C", default_value_t = 1)]
-    pub concurrency: u64,
+    /// Jobs the run keeps submitted at once: a number, or auto (enough for every synthesis
+    /// worker and device worker to have a partition, with two queued) [default: auto]
+    #[arg(long, value_name = "C|auto", default_value = "auto")]
+    pub concurrency: Concurrency,
 
     /// Seed of every witness (each partition derives its own).
     #[arg(long, default_value_t = 0)]

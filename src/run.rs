@@ -16,7 +16,7 @@ use provetop_telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::cli::{EngineArgs, OnOff, WorkloadName};
+use crate::cli::{Concurrency, EngineArgs, OnOff, WorkloadName};
 use crate::config_file;
 use provetop_porep::{Porep, PorepArgs, SectorSize};
 
@@ -43,6 +43,8 @@ pub struct Plan {
     pub proofs: u64,
     pub partitions: u32,
     pub concurrency: u64,
+    /// Why `--concurrency auto` chose `concurrency`; None when it was given.
+    pub concurrency_auto: Option<String>,
     pub seed: u64,
     pub schedule: Vec<Scheduled>,
 }
@@ -125,15 +127,17 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         workload,
         proofs: args.proofs,
         partitions,
-        concurrency: args.concurrency,
+        // `auto` is chosen once the engine knows its workers.
+        concurrency: match args.concurrency {
+            Concurrency::Jobs(n) => n,
+            Concurrency::Auto => 1,
+        },
+        concurrency_auto: None,
         seed: args.seed,
         schedule: args.at.clone(),
     };
-    if plan.partitions == 0 || plan.concurrency == 0 {
-        return Err(UsageError(anyhow::anyhow!(
-            "--partitions and --concurrency must be at least 1"
-        ))
-        .into());
+    if plan.partitions == 0 {
+        return Err(UsageError(anyhow::anyhow!("--partitions must be at least 1")).into());
     }
     usage(Scheduled::validate(&plan.schedule, &cfg).map_err(|e| anyhow::anyhow!("--at {e}")))?;
     if let Some(p) = &params {
@@ -188,6 +192,15 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
     };
     let store = Arc::new(ParamsStore::new(args.params_cache.clone(), params.clone()));
     let engine = EngineHandle::start(cfg.clone(), store, bus, clock)?;
+    // The configuration with the engine's choices for `auto`.
+    let cfg = engine.config();
+    let mut plan = plan;
+    if args.concurrency == Concurrency::Auto {
+        let (jobs, why) = engine.auto_concurrency(plan.partitions);
+        tracing::info!("concurrency = auto: {why}");
+        plan.concurrency = jobs;
+        plan.concurrency_auto = Some(why);
+    }
     let recorder = recording.map(|(pending, t0)| {
         let r = pending.begin(session_info(&engine, &plan), t0);
         if let Some(p) = r.path() {

@@ -16,6 +16,7 @@ pub mod params;
 pub mod pipeline;
 pub mod prover;
 pub mod telemetry;
+pub mod tuning;
 
 pub use provetop_telemetry::{config, control};
 

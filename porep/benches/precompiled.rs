@@ -6,7 +6,10 @@
 //! the memory of each: the recorded matrices and a partition's witness and a, b, c, in bytes per
 //! constraint.
 //!
-//!     cargo bench -p provetop-porep --bench precompiled [-- ROUNDS=N] [porep] [sha256] [synthetic]
+//!     cargo bench -p provetop-porep --bench precompiled [-- ROUNDS=N] [C1=FILE] [porep] [sha256] [synthetic]
+//!
+//! `C1=FILE` proves the sector of a C1 file (e.g. an 8MiB one sealed before) instead of the
+//! 2KiB test sector.
 
 use provetop_engine::circuit::precompiled::Precompiled;
 use provetop_engine::circuit::Workload;
@@ -76,11 +79,16 @@ fn main() {
     };
     let mut cases = vec![];
     if picked("porep") {
+        let c1 = args
+            .iter()
+            .find_map(|a| a.strip_prefix("C1="))
+            .map(Into::into);
         let args = PorepArgs {
-            sector_size: Some(SectorSize::S2KiB),
+            sector_size: c1.is_none().then_some(SectorSize::S2KiB),
+            c1,
             ..PorepArgs::default()
         };
-        let porep = prepare(&args, &|line| eprintln!("{line}")).expect("a 2KiB test sector");
+        let porep = prepare(&args, &|line| eprintln!("{line}")).expect("a PoRep sector");
         cases.push(Workload::External {
             circuit: porep.name,
         });

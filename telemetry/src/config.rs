@@ -4,6 +4,7 @@
 //! JSON report): add fields, never rename them.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Which executors prove: `auto` picks cuda where a GPU and its driver are present.
@@ -139,7 +140,19 @@ pub struct EngineConfig {
     pub srs_residency: Residency,
     pub host_memory_budget: Budget,
     pub vram_budget: Budget,
+    /// The keys set to `auto` (of [`AUTO_KEYS`]), each with why the engine chose its value;
+    /// `None` until the engine has resolved it (the field then holds a placeholder).
+    pub auto: BTreeMap<String, Option<String>>,
 }
+
+/// Keys that take `auto` (their default): the engine picks the value for the machine and the
+/// backend when it starts, and again when one is set to `auto` while running.
+pub const AUTO_KEYS: [&str; 4] = [
+    "synthesis_workers",
+    "synthesis_threads",
+    "prover_threads",
+    "b_g2_on",
+];
 
 pub fn cores() -> usize {
     std::thread::available_parallelism()
@@ -165,6 +178,7 @@ impl Default for EngineConfig {
             srs_residency: Residency::Auto,
             host_memory_budget: Budget::Auto,
             vram_budget: Budget::Auto,
+            auto: AUTO_KEYS.iter().map(|k| (k.to_string(), None)).collect(),
         }
     }
 }
@@ -216,7 +230,9 @@ pub const KEYS: [&str; 15] = [
 ];
 
 /// Upper bound on thread and worker counts: a typo, not a machine, beyond this.
-const MAX_THREADS: usize = 4096;
+pub const MAX_THREADS: usize = 4096;
+/// Upper bound on partitions synthesised at once.
+pub const MAX_WORKERS: usize = 256;
 
 fn parse_count(key: &str, v: &str, lo: usize, hi: usize) -> Result<usize, ConfigError> {
     match v.trim().parse::<usize>() {
@@ -258,8 +274,11 @@ impl EngineConfig {
         }
     }
 
-    /// The value of `key` as `set` would take it.
+    /// The value of `key` as `set` would take it (`auto` while the engine has not chosen it).
     pub fn get(&self, key: &str) -> Option<String> {
+        if matches!(self.auto.get(key), Some(None)) {
+            return Some("auto".into());
+        }
         let json = serde_json::to_value(self).ok()?;
         Some(match json.get(key)? {
             serde_json::Value::String(s) => s.clone(),
@@ -272,8 +291,32 @@ impl EngineConfig {
         })
     }
 
-    /// Sets one key from its text form, validating it; on error nothing changes.
+    /// Whether `key` holds a value the engine chose (`auto`), resolved or not.
+    pub fn is_auto(&self, key: &str) -> bool {
+        self.auto.contains_key(key)
+    }
+
+    /// Sets one key from its text form, validating it; on error nothing changes. `auto`, for
+    /// the keys that take it, leaves the value for the engine to choose.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        if AUTO_KEYS.contains(&key) {
+            if value.trim() == "auto" {
+                self.auto.insert(key.to_string(), None);
+                return Ok(());
+            }
+            let mut chosen = self.clone();
+            chosen.set_value(key, value).map_err(|mut e| {
+                e.message += ", or `auto`";
+                e
+            })?;
+            chosen.auto.remove(key);
+            *self = chosen;
+            return Ok(());
+        }
+        self.set_value(key, value)
+    }
+
+    fn set_value(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
         match key {
             "backend" => self.backend = parse_enum(key, value, "auto, cpu, cuda")?,
             "devices" => {
@@ -299,7 +342,9 @@ impl EngineConfig {
                 self.gpu_workers_per_device = parse_count(key, value, 1, 16)?
             }
             "lock" => self.lock = parse_enum(key, value, "single, two-lock, none")?,
-            "synthesis_workers" => self.synthesis_workers = parse_count(key, value, 1, 256)?,
+            "synthesis_workers" => {
+                self.synthesis_workers = parse_count(key, value, 1, MAX_WORKERS)?
+            }
             "synthesis_threads" => {
                 self.synthesis_threads = parse_count(key, value, 1, MAX_THREADS)?
             }
@@ -380,6 +425,28 @@ mod tests {
             d.set(key, &v).unwrap();
             assert_eq!(d, c, "{key} round-trips through get/set");
         }
+    }
+
+    #[test]
+    fn auto_keys_take_auto_and_a_value_replaces_it() {
+        let mut c = EngineConfig::default();
+        for key in AUTO_KEYS {
+            assert_eq!(c.get(key).unwrap(), "auto", "{key} defaults to auto");
+        }
+        c.set("synthesis_workers", "6").unwrap();
+        assert_eq!(
+            (c.synthesis_workers, c.is_auto("synthesis_workers")),
+            (6, false)
+        );
+        let err = c.set("synthesis_workers", "0").unwrap_err();
+        assert!(err.message.ends_with("or `auto`"), "{}", err.message);
+        c.set("synthesis_workers", "auto").unwrap();
+        assert_eq!(c.get("synthesis_workers").unwrap(), "auto");
+        // Once the engine chose, `get` gives the chosen value.
+        c.auto
+            .insert("synthesis_workers".into(), Some("why".into()));
+        assert_eq!(c.get("synthesis_workers").unwrap(), "6");
+        assert!(c.set("lock", "auto").is_err(), "lock takes no auto");
     }
 
     #[test]

@@ -25,6 +25,7 @@ use crate::prover::Proof;
 use crate::telemetry::samplers::Depths;
 use crate::telemetry::{Bus, Clock, ConfigChange, ProofRecord};
 use state::State;
+pub(crate) use state::QUEUE_SLACK;
 
 pub use schedule::{Scheduled, When};
 
@@ -98,6 +99,8 @@ pub(crate) struct Shared {
     store: Arc<ParamsStore>,
     outcomes: Sender<Outcome>,
     backend: BackendKind,
+    /// What `auto` values are chosen for.
+    machine: crate::tuning::Machine,
 }
 
 /// The running engine. Cheap to clone; every clone drives the same pipeline.
@@ -135,14 +138,19 @@ impl EngineHandle {
         }
         let (tx, rx) = unbounded();
         let config_devices = config.devices.clone();
+        // GPUs are fixed at start; `cpu_devices` applies to the cpu backend only.
+        let gpus: Vec<Arc<dyn crate::backend::Executor>> = match backend {
+            BackendKind::Cuda => crate::backend::cuda::executors(&config_devices)?
+                .into_iter()
+                .map(|e| e as Arc<dyn crate::backend::Executor>)
+                .collect(),
+            _ => vec![],
+        };
+        let machine = crate::tuning::Machine::here(backend, gpus.len());
+        let mut config = config;
+        crate::tuning::resolve(&mut config, &machine);
         let mut state = State::new(config)?;
-        if backend == BackendKind::Cuda {
-            // GPUs are fixed at start; `cpu_devices` applies to the cpu backend only.
-            for exec in crate::backend::cuda::executors(&config_devices)? {
-                state.add_device(exec);
-            }
-        }
-        for exec in extra {
+        for exec in gpus.into_iter().chain(extra) {
             state.add_device(exec);
         }
         // A setup this engine needs runs its fixed-base products on its first device that can.
@@ -157,6 +165,7 @@ impl EngineHandle {
             store,
             outcomes: tx,
             backend,
+            machine,
         });
         reconfigure::sync_devices(&shared);
         synthesis::spawn_dispatcher(shared.clone());
@@ -172,6 +181,18 @@ impl EngineHandle {
             outcomes: rx,
             samplers,
         })
+    }
+
+    /// `--concurrency auto`: jobs of `partitions` to keep submitted, and why.
+    pub fn auto_concurrency(&self, partitions: u32) -> (u64, String) {
+        let st = self.shared.state.lock();
+        let workers = st
+            .devices
+            .iter()
+            .filter(|d| !d.retiring)
+            .map(|d| d.target)
+            .sum();
+        crate::tuning::jobs_in_flight(&st.cfg, workers, partitions)
     }
 
     pub fn backend(&self) -> BackendKind {

@@ -42,6 +42,8 @@ pub(super) fn apply(
         }
         return Err(e);
     }
+    // A key set back to `auto` gets the engine's choice now.
+    crate::tuning::resolve(&mut next, &shared.machine);
     let mut applied = vec![];
     for (key, _) in changes {
         let (from, to) = (

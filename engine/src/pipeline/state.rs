@@ -20,7 +20,7 @@ use crate::telemetry::{ConfigChange, Stage};
 
 /// Synthesised partitions that may wait for a device, beyond those in synthesis. Keeps host
 /// memory bounded however many jobs are submitted.
-const QUEUE_SLACK: usize = 2;
+pub(crate) const QUEUE_SLACK: usize = 2;
 
 pub(crate) struct Ticket {
     pub job: JobId,

@@ -1,0 +1,159 @@
+//! The values of the `[engine]` keys left at `auto`, chosen for the machine: its cores, its
+//! GPUs and the backend that proves. Chosen once when the engine starts (and when a key is set
+//! back to `auto`); each choice carries the reason the log, `bench --json` and the dashboard
+//! show.
+
+use crate::config::{BackendKind, EngineConfig, Placement, MAX_WORKERS};
+
+/// What the choices depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Machine {
+    pub cores: usize,
+    /// GPUs the engine proves on (0 on the cpu backend).
+    pub gpus: usize,
+    pub backend: BackendKind,
+}
+
+impl Machine {
+    /// This machine, proving on `backend` with `gpus` GPUs.
+    pub fn here(backend: BackendKind, gpus: usize) -> Machine {
+        Machine {
+            cores: crate::config::cores(),
+            gpus,
+            backend,
+        }
+    }
+}
+
+/// Resolves every key of `cfg` still at `auto`, recording why.
+pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
+    let cores = m.cores.max(1);
+    let gpu = m.backend == BackendKind::Cuda && m.gpus > 0;
+    let pending: Vec<String> = cfg
+        .auto
+        .iter()
+        .filter(|(_, why)| why.is_none())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in pending {
+        let why = match key.as_str() {
+            "synthesis_threads" => {
+                cfg.synthesis_threads = cores;
+                format!("{cores}: every core; the pool's threads idle when no partition needs them")
+            }
+            "prover_threads" => {
+                cfg.prover_threads = cores;
+                format!("{cores}: every core, shared with synthesis as the work comes")
+            }
+            "b_g2_on" if gpu => {
+                cfg.b_g2_on = Placement::Gpu;
+                "gpu: a G2 MSM on the device leaves the host's cores to synthesis".into()
+            }
+            "b_g2_on" => {
+                cfg.b_g2_on = Placement::Cpu;
+                "cpu: no GPU proves here".into()
+            }
+            "synthesis_workers" if gpu => {
+                // A GPU proves a partition far faster than one core synthesises it: enough
+                // partitions at once to use the host, each on several cores (PoRep's
+                // challenges are synthesised in parallel), within the host-memory budget the
+                // dispatcher enforces.
+                let n = (cores / 2).clamp(2, MAX_WORKERS);
+                cfg.synthesis_workers = n;
+                format!("{n}: half of {cores} cores, to keep {} GPU(s) fed", m.gpus)
+            }
+            "synthesis_workers" => {
+                // On the cpu backend the prover needs the same cores: synthesis of the next
+                // partition overlaps the proof of this one, no more.
+                let n = cores.min(2);
+                cfg.synthesis_workers = n;
+                format!("{n}: the cpu backend proves on the same {cores} core(s)")
+            }
+            _ => continue,
+        };
+        tracing::info!("{key} = auto: {why}");
+        cfg.auto.insert(key, Some(why));
+    }
+}
+
+/// Jobs of `partitions` each to keep submitted so that every synthesis worker and every
+/// device worker has a partition, with the ready queue's slack behind them; and why.
+pub fn jobs_in_flight(cfg: &EngineConfig, device_workers: usize, partitions: u32) -> (u64, String) {
+    let slack = crate::pipeline::QUEUE_SLACK;
+    let want = cfg.synthesis_workers + device_workers + slack;
+    let jobs = want.div_ceil(partitions.max(1) as usize).max(1) as u64;
+    let why = format!(
+        "{jobs}: {want} partitions in flight ({} in synthesis, {device_workers} on devices, {slack} queued) at {partitions} a job",
+        cfg.synthesis_workers
+    );
+    (jobs, why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{AUTO_KEYS, MAX_THREADS};
+
+    #[test]
+    fn auto_resolves_to_valid_values_on_any_machine() {
+        for cores in [1, 2, 16, 64] {
+            for (backend, gpus) in [
+                (BackendKind::Cpu, 0),
+                (BackendKind::Cuda, 1),
+                (BackendKind::Cuda, 8),
+            ] {
+                let mut cfg = EngineConfig::default();
+                resolve(
+                    &mut cfg,
+                    &Machine {
+                        cores,
+                        gpus,
+                        backend,
+                    },
+                );
+                let at = format!("{cores} cores, {backend:?} with {gpus} GPU(s)");
+                for key in AUTO_KEYS {
+                    let why = cfg.auto[key].clone();
+                    assert!(why.is_some_and(|w| !w.is_empty()), "{key} unresolved: {at}");
+                    // What was chosen is a value `set` accepts.
+                    let value = cfg.get(key).unwrap();
+                    let mut again = cfg.clone();
+                    again
+                        .set(key, &value)
+                        .unwrap_or_else(|e| panic!("{at}: {e}"));
+                }
+                assert!((1..=MAX_WORKERS).contains(&cfg.synthesis_workers), "{at}");
+                assert!((1..=MAX_THREADS).contains(&cfg.synthesis_threads), "{at}");
+                assert!(cfg.synthesis_workers <= cores.max(2), "{at}");
+                let on_gpu = backend == BackendKind::Cuda;
+                assert_eq!(cfg.b_g2_on == Placement::Gpu, on_gpu, "{at}");
+            }
+        }
+    }
+
+    #[test]
+    fn jobs_in_flight_cover_every_worker() {
+        let cfg = EngineConfig {
+            synthesis_workers: 8,
+            ..EngineConfig::default()
+        };
+        assert_eq!(jobs_in_flight(&cfg, 2, 1).0, 12);
+        assert_eq!(jobs_in_flight(&cfg, 2, 10).0, 2);
+        assert_eq!(jobs_in_flight(&cfg, 0, 100).0, 1);
+    }
+
+    #[test]
+    fn a_value_given_is_kept() {
+        let mut cfg = EngineConfig::default();
+        cfg.set("synthesis_workers", "5").unwrap();
+        cfg.set("b_g2_on", "cpu").unwrap();
+        let m = Machine {
+            cores: 16,
+            gpus: 1,
+            backend: BackendKind::Cuda,
+        };
+        resolve(&mut cfg, &m);
+        assert_eq!((cfg.synthesis_workers, cfg.b_g2_on), (5, Placement::Cpu));
+        assert_eq!(cfg.synthesis_threads, 16);
+    }
+}
