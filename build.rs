@@ -110,6 +110,10 @@ fn main() {
         "-gencode=arch=compute_{newest},code=compute_{newest}"
     ));
     let cache = cached_fatbin(&out, sources, &cmd);
+    // Each architecture compiles on its own thread (as many as there are cores): the first
+    // build of a default checkout compiles five. Left out of the cache key: it changes only
+    // how long nvcc takes.
+    cmd.args(["--threads", "0"]);
     let reused = cache
         .as_ref()
         .is_some_and(|c| std::fs::copy(c, &out).is_ok());

@@ -7,9 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env-nvcc.sh
-PROVETOP_CUDA_ARCHS=${PROVETOP_CUDA_ARCHS:-90} CARGO_PROFILE_RELEASE_DEBUG=0 \
-  CARGO_PROFILE_RELEASE_STRIP=true cargo build --release
+# The release profile as it is (so the benches' and a developer's release builds are reused),
+# stripped as it is copied: the carried file must stay small.
+PROVETOP_CUDA_ARCHS=${PROVETOP_CUDA_ARCHS:-90} cargo build --release
 mkdir -p .carry
-cp --remove-destination target/release/provetop .carry/provetop
+rm -f .carry/provetop
+strip -o .carry/provetop target/release/provetop
 git describe --always --dirty >.carry/COMMIT
 echo "built .carry/provetop at $(cat .carry/COMMIT)"

@@ -10,7 +10,8 @@
 #   sweep     scripts/h200-sweep.sh over the benches the file $SWEEP lists
 #   porep     `bench --workload porep` on the cuda backend: $POREP_INPUT (default
 #             `--sector-size 512MiB`, sealed here; `--c1 .carry/8MiB-seed0.c1.json` carries a
-#             sector sealed elsewhere), $POREP_PROOFS jobs, $POREP_ARGS (default none: the
+#             sector sealed elsewhere), $POREP_PROOFS jobs (default 2; empty: none given),
+#             $POREP_ARGS (default none: the
 #             engine's defaults); several runs: POREP_RUNS="name:args;name:args"
 #   setup     synthetic 2^$SETUP_LOG2 (default 26; several sizes: "26 27") on one GPU with one
 #             worker: the setup's time on the GPU (parameters generated here unless cached) and
@@ -77,10 +78,11 @@ for step in ${STEPS:-}; do
     k24) part k24 env OUT="$WORK/k24" SIZES=24 LOCKS=24 scripts/h200.sh "$BIN" ;;
     porep)
       IFS=';' read -ra runs <<<"${POREP_RUNS:-porep:${POREP_ARGS:-}}"
+      proofs=${POREP_PROOFS-2}
       for run in "${runs[@]}"; do
         name=${run%%:*} extra=${run#*:}
         part "$name" bash -c "'$BIN' bench --backend cuda --workload porep ${POREP_INPUT:---sector-size 512MiB} \
-          --proofs ${POREP_PROOFS:-2} $extra --json >'$WORK/$name.json' 2>'$WORK/$name.stderr'; rc=\$?; \
+          ${proofs:+--proofs $proofs} $extra --json >'$WORK/$name.json' 2>'$WORK/$name.stderr'; rc=\$?; \
           tail -5 '$WORK/$name.stderr'; python3 scripts/bench-table.py '$WORK/$name.json'; exit \$rc"
       done ;;
     setup) for lg in ${SETUP_LOG2:-26}; do
