@@ -1,11 +1,12 @@
 //! `provetop check`: every GPU result against the cpu backend on fresh random inputs: NTTs in
 //! every order, the H polynomial, MSMs (odd sizes, zeros, ones, r − 1, points at infinity), the
-//! batch addition of scalar-one bases, setup's fixed-base products and whole parameter sets
-//! (identical for the same toxic waste), and whole proofs, which must verify and, with the same
-//! r and s, be byte-identical to the cpu backend's.
+//! batch addition of scalar-one bases, G2 MSMs (B in G2's Pippenger), setup's fixed-base
+//! products and whole parameter sets (identical for the same toxic waste), and whole proofs
+//! with B in G2 on the GPU, which must verify and, with the same r and s, be byte-identical to
+//! the cpu backend's.
 
 use anyhow::{bail, Result};
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::prime::PrimeCurveAffine;
 use provetop_engine::backend::cpu::{msm, ntt::Domain, CpuExecutor};
@@ -41,6 +42,18 @@ impl Report {
 
 fn random_scalars(n: usize, rng: &mut impl Rng) -> Vec<Scalar> {
     (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+}
+
+/// In every run of `period` scalars: 0, 1, r − 1, then random ones.
+fn edge_mix(n: usize, period: usize, rng: &mut impl Rng) -> Vec<Scalar> {
+    (0..n)
+        .map(|i| match i % period {
+            0 => Scalar::ZERO,
+            1 => Scalar::ONE,
+            2 => -Scalar::ONE,
+            _ => Scalar::random(&mut *rng),
+        })
+        .collect()
 }
 
 pub fn main(max_log2: u32) -> Result<i32> {
@@ -162,14 +175,7 @@ fn check_gpu(
             ("all r-1", vec![-Scalar::ONE; n], bases.to_vec()),
             (
                 "bits, r-1 and infinity",
-                (0..n)
-                    .map(|i| match i % 5 {
-                        0 => Scalar::ZERO,
-                        1 => Scalar::ONE,
-                        2 => -Scalar::ONE,
-                        _ => Scalar::random(&mut *rng),
-                    })
-                    .collect(),
+                edge_mix(n, 5, rng),
                 bases
                     .iter()
                     .enumerate()
@@ -197,6 +203,7 @@ fn check_gpu(
         );
     }
 
+    check_g2_msm(gpu, rng, max_log2, rep);
     check_setup(gpu, rng, rep)?;
 
     let cache = std::env::temp_dir().join("provetop-check-params");
@@ -215,6 +222,16 @@ fn check_gpu(
             let seed = rng.gen();
             let asg = w.synthesize(seed, 0)?;
             let inputs = asg.public_inputs().to_vec();
+            let b = prover::prepare(&asg, &loaded.params)?.b;
+            let full = b
+                .iter()
+                .filter(|x| !bool::from(x.is_zero()) && **x != Scalar::ONE);
+            println!(
+                "INFO  {}: B has {} scalars, {} of them neither 0 nor 1 (the GPU's G2 Pippenger)",
+                w.label(),
+                b.len(),
+                full.count()
+            );
             // The witness prestaged in page-locked memory (the pipeline's default) and
             // staged during the region.
             let prestaged = prover::prove_staged(gpu, asg.clone(), &loaded.params, (r, s), true)?;
@@ -227,7 +244,7 @@ fn check_gpu(
         })();
         rep.check(
             &format!(
-                "{name} proof of {} verifies, same bytes as cpu (prestaged or not)",
+                "{name} proof of {} with B in G2 on the GPU verifies, same bytes as cpu (prestaged or not)",
                 w.label()
             ),
             r,
@@ -235,6 +252,50 @@ fn check_gpu(
         );
     }
     Ok(())
+}
+
+/// B in G2's MSM on the GPU (G2 Pippenger, the host's Horner) against the cpu backend at
+/// sizes from 1: full-width scalars, 0, 1 and r − 1 mixed with them, and mostly 0s and 1s as
+/// B's tail is (its windows sized by the few others), over bases with a point at infinity.
+fn check_g2_msm(gpu: &CudaExecutor, rng: &mut impl Rng, max_log2: u32, rep: &mut Report) {
+    use group::Group;
+    use provetop_engine::backend::Executor;
+    use provetop_engine::params::fixed_base::FixedBase;
+    let name = gpu.device().to_string();
+    let sizes: Vec<usize> = [1usize, 2, 3, 100, 1000, 4097, (1 << 16) + 3]
+        .into_iter()
+        .filter(|n| *n <= 1 << max_log2)
+        .collect();
+    let max = sizes.iter().copied().max().unwrap_or(1);
+    let g = G2Projective::generator() * Scalar::random(&mut *rng);
+    let bases_all = FixedBase::new(g, max).mul_many(&random_scalars(max, rng), &|_| {});
+    for n in sizes {
+        let mut bases = bases_all[..n].to_vec();
+        if n > 3 {
+            bases[n / 2] = G2Affine::identity();
+        }
+        let cases: [(&str, Vec<Scalar>); 3] = [
+            ("full-width", random_scalars(n, rng)),
+            ("0, 1, r-1 and full-width mixed", edge_mix(n, 4, rng)),
+            (
+                "mostly 0 and 1 (as B's tail)",
+                (0..n)
+                    .map(|i| match (i % 61, i % 2) {
+                        (7, _) => Scalar::random(&mut *rng),
+                        (_, 0) => Scalar::ZERO,
+                        _ => Scalar::ONE,
+                    })
+                    .collect(),
+            ),
+        ];
+        for (what, scalars) in cases {
+            let t = Instant::now();
+            let r = gpu
+                .g2_msm(&bases, &scalars)
+                .map(|got| got == msm::msm::<G2Projective>(&bases, &scalars).0);
+            rep.check(&format!("{name} G2 msm {what} n={n}"), r, t);
+        }
+    }
 }
 
 /// Setup on the GPU: fixed-base products in G1 and G2 with 8- and 16-bit tables, edge-case

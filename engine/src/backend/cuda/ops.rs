@@ -1,8 +1,10 @@
 //! Single operations on a GPU with host inputs and outputs: what `provetop check` compares
-//! against the cpu backend (NTTs in every order, the H polynomial, MSMs).
+//! against the cpu backend (NTTs in every order, the H polynomial, MSMs in G1 and G2).
 
 use anyhow::Result;
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cudarc::driver::CudaStream;
+use ff::Field;
 
 use super::consts::{PT_NTT_C_G, PT_NTT_C_G_INV, PT_NTT_C_N_INV};
 use super::executor::CudaExecutor;
@@ -106,6 +108,52 @@ impl CudaExecutor {
 
     /// Σ bases[i] · scalars[i] with every scalar through the Pippenger kernels.
     pub fn msm(&self, bases: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective> {
+        let n = bases.len();
+        let scratch = msm::scratch_bytes(n, n);
+        let out = self.msm_on_device(bases, scalars, (scratch, msm::JACOBIAN), |b, o| {
+            msm::enqueue(
+                self.gpu(),
+                b.stream,
+                b.bases,
+                b.scalars,
+                (n, n),
+                b.scratch,
+                o,
+            )
+        })?;
+        Ok(msm::jacobian(&out))
+    }
+
+    /// Σ bases[i] · scalars[i] in G2 through the G2 Pippenger kernels and the host's Horner,
+    /// its windows sized by the scalars other than 0 and 1 as B in G2's tail MSM is.
+    pub fn g2_msm(&self, bases: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective> {
+        let n = bases.len();
+        let terms = scalars
+            .iter()
+            .filter(|s| !bool::from(s.is_zero()) && **s != Scalar::ONE)
+            .count();
+        let scratch = msm::g2_scratch_bytes(n, terms);
+        let mut windows = None;
+        let room = msm::WINDOWS_MAX * msm::G2_JACOBIAN;
+        let out = self.msm_on_device(bases, scalars, (scratch, room), |b, o| {
+            let (inputs, bufs) = ((b.bases, b.scalars), (b.scratch, o));
+            let w = msm::g2_enqueue(self.gpu(), b.stream, inputs, (n, terms), bufs)?;
+            windows = Some(w);
+            Ok(())
+        })?;
+        let w = windows.expect("g2_enqueue ran");
+        Ok(msm::g2_combine(&out[..w.bytes()], w))
+    }
+
+    /// Uploads bases and scalars, gives `enqueue` them with `scratch` bytes of scratch and
+    /// `out` bytes for its result, and reads the result back.
+    fn msm_on_device<P>(
+        &self,
+        bases: &[P],
+        scalars: &[Scalar],
+        (scratch, out): (usize, usize),
+        enqueue: impl FnOnce(&MsmBuffers<'_>, u64) -> Result<()>,
+    ) -> Result<Vec<u8>> {
         assert_eq!(bases.len(), scalars.len());
         let g = self.gpu();
         g.bind()?;
@@ -114,24 +162,19 @@ impl CudaExecutor {
             self.buf(bases, VramPurpose::Srs)?,
             self.buf(scalars, VramPurpose::Scratch)?,
         );
-        let scratch = g.alloc(
-            msm::scratch_bytes(bases.len(), bases.len()),
-            VramPurpose::Buckets,
-        )?;
-        let result = g.alloc(msm::JACOBIAN, VramPurpose::Scratch)?;
-        msm::enqueue(
-            g,
-            &s,
-            db.ptr,
-            ds.ptr,
-            (bases.len(), bases.len()),
-            scratch.ptr,
-            result.ptr,
-        )?;
-        let mut out = vec![0u8; msm::JACOBIAN];
-        g.d2h(&s, &mut out, result.ptr)?;
+        let scratch = g.alloc(scratch, VramPurpose::Buckets)?;
+        let result = g.alloc(out, VramPurpose::Scratch)?;
+        let b = MsmBuffers {
+            stream: &s,
+            bases: db.ptr,
+            scalars: ds.ptr,
+            scratch: scratch.ptr,
+        };
+        enqueue(&b, result.ptr)?;
+        let mut host = vec![0u8; out];
+        g.d2h(&s, &mut host, result.ptr)?;
         g.sync(&s)?;
-        Ok(msm::jacobian(&out))
+        Ok(host)
     }
 
     /// Σ bases[idx[i]], the batch addition of scalar-one bases.
@@ -151,6 +194,14 @@ impl CudaExecutor {
         g.sync(&s)?;
         Ok(msm::jacobian(&out))
     }
+}
+
+/// An MSM's inputs on the device, for `msm_on_device`'s caller to enqueue over.
+struct MsmBuffers<'a> {
+    stream: &'a CudaStream,
+    bases: u64,
+    scalars: u64,
+    scratch: u64,
 }
 
 /// Host-to-device copy rates, GB/s: from pinned memory, staged from pageable memory through

@@ -4,7 +4,7 @@
 //! read-back into the steps and points the region returns.
 
 use anyhow::Result;
-use blstrs::{G2Affine, G2Projective, Scalar};
+use blstrs::{G2Projective, Scalar};
 use cudarc::driver::CudaStream;
 use ff::Field;
 use group::Group;
@@ -19,7 +19,9 @@ use super::ntt;
 use super::pinned::copy_bytes;
 use super::prestage::{self, Witness};
 use super::srs::{HQuery, Srs};
-use super::workspace::{h_scratch_bytes, StreamSet, Workspace, FR};
+use super::workspace::{
+    h_scratch_bytes, StreamSet, Workspace, FR, G1_RESULTS, G2_PARTS_AT, G2_WINDOWS_AT,
+};
 use crate::backend::{Engine, Gate, RegionInput, RegionResult, Step, Steps};
 use crate::telemetry::Stage;
 
@@ -108,12 +110,18 @@ impl<'a> Plan<'a> {
         };
         let msm_n = counts.iter().fold(n - 1, |m, c| m.max(c.len));
         // One MSM scratch for H (over its bases or their shifted copies) and the tails that
-        // run (B in G1's scalars are all bits: no tail), each sized by its terms.
+        // run (B in G1's scalars are all bits: no tail), each sized by its terms, B's in G2 too
+        // when it runs here.
+        let b = counts[2];
+        let g2 = match input.b_g2 && b.terms > 0 {
+            true => msm::g2_scratch_bytes(b.len, b.terms),
+            false => 0,
+        };
         let msm_bytes = counts
             .iter()
             .filter(|c| c.terms > 0)
             .map(|c| msm::scratch_bytes(c.len, c.terms))
-            .fold(h_scratch_bytes(n - 1), usize::max);
+            .fold(h_scratch_bytes(n - 1).max(g2), usize::max);
         Plan {
             log2,
             n,
@@ -185,7 +193,7 @@ impl Timed<'_> {
         if self.sync_msms
             && matches!(
                 stage,
-                Stage::MsmH | Stage::MsmL | Stage::MsmA | Stage::MsmBG1
+                Stage::MsmH | Stage::MsmL | Stage::MsmA | Stage::MsmBG1 | Stage::MsmBG2
             )
         {
             // A hard synchronisation between MSMs, for comparison with none.
@@ -195,8 +203,23 @@ impl Timed<'_> {
     }
 }
 
-/// B in G2's sums of scalar-one bases: where the device leaves them and room for them here.
-type G2Parts = Option<(u64, Vec<u8>)>;
+/// What B in G2 leaves in the results buffer, when it runs here: how many sums of scalar-one
+/// bases (at `G2_PARTS_AT`) and the tail MSM's window sums (at `G2_WINDOWS_AT`) if it ran.
+#[derive(Clone, Copy)]
+struct G2Out {
+    parts: usize,
+    windows: Option<msm::G2Windows>,
+}
+
+impl G2Out {
+    /// How much of the results buffer to read back.
+    fn end(&self) -> usize {
+        match self.windows {
+            Some(w) => G2_WINDOWS_AT + w.bytes(),
+            None => G2_PARTS_AT + self.parts * msm::G2_JACOBIAN,
+        }
+    }
+}
 
 impl CudaExecutor {
     pub(super) fn region(
@@ -221,20 +244,17 @@ impl CudaExecutor {
             self.stage_in(set, &plan, input, gate, steps)?;
         }
         gate.compute(steps);
-        let (marks, mut g2) = self.launch(set, &plan, &resident, input, &mut tl, &up)?;
+        let (marks, g2) = self.launch(set, &plan, &resident, input, &mut tl, &up)?;
         let compute = &set.compute;
         let ws = set.ws.as_ref().expect("workspace allocated");
-        let mut out = vec![0u8; 7 * msm::JACOBIAN];
+        // Every result in one copy: the G1 points, then B in G2's parts and windows.
+        let mut out = vec![0u8; g2.map_or(G1_RESULTS * msm::JACOBIAN, |g| g.end())];
         let down0 = tl.mark(compute)?;
         self.gpu.d2h(compute, &mut out, ws.results.ptr)?;
-        if let Some((at, parts)) = g2.as_mut() {
-            self.gpu.d2h(compute, parts, *at)?;
-        }
         let down1 = tl.mark(compute)?;
         self.gpu.sync(compute)?;
-        let down_bytes = (out.len() + g2.as_ref().map_or(0, |g| g.1.len())) as u64;
-        record(&tl, &up, &marks, (down0, down1, down_bytes), steps)?;
-        Ok(results(&out, &g2, resident.g2_bases.is_some(), input))
+        record(&tl, &up, &marks, (down0, down1, out.len() as u64), steps)?;
+        Ok(results(&out, g2))
     }
 
     /// Waits at the gate for memory, then makes sure of the worker's buffers.
@@ -264,7 +284,7 @@ impl CudaExecutor {
     ) -> Result<Resident> {
         let (p, o) = (input.params, input.opts);
         let copy = set.copy.clone();
-        let srs = self.srs(&mut set.staging, &copy, p, &o, steps)?;
+        let srs = self.srs(&mut set.staging, &copy, p, (&o, input.b_g2), steps)?;
         let g2_bases = match input.b_g2 {
             true => Some(self.b_g2_bases(&srs, &mut set.staging, &copy, p, o.vram_budget)?),
             false => None,
@@ -368,7 +388,7 @@ impl CudaExecutor {
     }
 
     /// The H pipeline, H's MSM, then each witness MSM (the tail MSM, then the batch sum of its
-    /// scalar-one bases), then B in G2's sums of scalar-one bases.
+    /// scalar-one bases), then B in G2 (its tail MSM, then its scalar-one bases).
     fn launch(
         &self,
         set: &StreamSet,
@@ -377,7 +397,7 @@ impl CudaExecutor {
         input: &RegionInput<'_>,
         tl: &mut Timeline,
         up: &Uploaded,
-    ) -> Result<(Marks, G2Parts)> {
+    ) -> Result<(Marks, Option<G2Out>)> {
         let ws = set.ws.as_ref().expect("workspace allocated");
         let (g, compute, n) = (&*self.gpu, &*set.compute, plan.n);
         let [pa, pb, pc, scratch] = plan.abc_dst(ws);
@@ -438,25 +458,33 @@ impl CudaExecutor {
                 msm::sum_enqueue(g, compute, bases, idx, ones, ws.sum.ptr, res(r + 1))
             })?;
         }
-        // B in G2: the scalar-one bases summed here in parts the host adds; the few other
-        // non-zero scalars go to the CPU (`results`).
-        let g2 = match &resident.g2_bases {
-            Some(bases) if plan.counts[2].ones > 0 => {
-                let count = plan.counts[2].ones;
-                let mut parts = 0;
-                k.run(Stage::MsmBG2, || {
-                    let idx = ws.idx.at(2 * plan.msm_n * 4);
-                    parts = msm::g2_sum_enqueue(g, compute, bases.ptr, idx, count, ws.g2.ptr)?;
-                    Ok(())
-                })?;
-                Some((
-                    parts,
-                    vec![0u8; msm::g2_sum_parts(count) * msm::G2_JACOBIAN],
-                ))
-            }
-            _ => None,
+        // B in G2 over its resident bases and B's scalars already here for B in G1: the tail
+        // MSM's window sums and the scalar-one bases' sums in parts, both for the host to
+        // add (`results`).
+        let Some(bases) = &resident.g2_bases else {
+            return Ok((k.marks, None));
         };
-        Ok((k.marks, g2))
+        let Counts { len, ones, terms } = plan.counts[2];
+        let (scalars, idx) = plan.tail_dst(ws, 2);
+        let mut out = G2Out {
+            parts: 0,
+            windows: None,
+        };
+        k.run(Stage::MsmBG2, || {
+            if terms > 0 {
+                let (sized, wins) = ((len, terms), ws.results.at(G2_WINDOWS_AT));
+                let bufs = (ws.msm.ptr, wins);
+                let w = msm::g2_enqueue(g, compute, (bases.ptr, scalars), sized, bufs)?;
+                out.windows = Some(w);
+            }
+            if ones > 0 {
+                let parts = ws.results.at(G2_PARTS_AT);
+                msm::g2_sum_enqueue(g, compute, (bases.ptr, idx, ones), ws.g2.ptr, parts)?;
+                out.parts = msm::g2_sum_parts(ones);
+            }
+            Ok(())
+        })?;
+        Ok((k.marks, Some(out)))
     }
 }
 
@@ -495,34 +523,25 @@ fn record(
     Ok(())
 }
 
-/// Σ bases[i]·scalars[i] over the scalars other than 0 and 1 (B's full-width tail), on the CPU.
-fn g2_rest(bases: &[G2Affine], scalars: &[Scalar]) -> G2Projective {
-    let (points, encoded): (Vec<G2Affine>, Vec<_>) = bases
-        .par_iter()
-        .zip(scalars)
-        .filter(|(_, s)| !bool::from(s.is_zero()) && **s != Scalar::ONE)
-        .map(|(p, s)| (*p, crate::curve::scalar_to_bytes(s)))
-        .unzip();
-    crate::curve::g2_pippenger(&points, &encoded)
-}
-
-/// The points from the device's results (H, then each witness MSM's tail and ones) and B in
-/// G2 from its parts and the CPU's tail.
-fn results(out: &[u8], g2: &G2Parts, b_g2: bool, input: &RegionInput<'_>) -> RegionResult {
+/// The points from the device's results: H, then each witness MSM's tail and ones, and B in
+/// G2 from its parts and window sums when it ran here.
+fn results(out: &[u8], g2: Option<G2Out>) -> RegionResult {
     let pt = |i: usize| msm::jacobian(&out[i * msm::JACOBIAN..(i + 1) * msm::JACOBIAN]);
     let sum = |i: usize| {
         let (t, o) = (pt(i), pt(i + 1));
         // An all-zero buffer is blst's point at infinity (Z = 0) either way.
         t + o
     };
-    let b_g2 = b_g2.then(|| {
-        let ones = g2.as_ref().map_or(G2Projective::identity(), |(_, parts)| {
-            parts
-                .par_chunks_exact(msm::G2_JACOBIAN)
-                .map(msm::g2_jacobian)
-                .reduce(G2Projective::identity, |a, b| a + b)
+    let b_g2 = g2.map(|g| {
+        let parts = &out[G2_PARTS_AT..][..g.parts * msm::G2_JACOBIAN];
+        let ones = parts
+            .par_chunks_exact(msm::G2_JACOBIAN)
+            .map(msm::g2_jacobian)
+            .reduce(G2Projective::identity, |a, b| a + b);
+        let tail = g.windows.map_or(G2Projective::identity(), |w| {
+            msm::g2_combine(&out[G2_WINDOWS_AT..][..w.bytes()], w)
         });
-        ones + g2_rest(&input.params.b_g2, &input.msms.b)
+        ones + tail
     });
     RegionResult {
         h: pt(0),

@@ -58,7 +58,7 @@ impl CudaExecutor {
         staging: &mut Staging,
         s: &CudaStream,
         p: &Parameters,
-        o: &RegionOptions,
+        (o, b_g2): (&RegionOptions, bool),
         steps: &mut Steps,
     ) -> Result<Arc<Srs>> {
         let (residency, budget) = (o.srs_residency, o.vram_budget);
@@ -88,7 +88,7 @@ impl CudaExecutor {
         let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
         steps.push(Stage::H2d, Engine::H2d, start, bytes as u64);
         if residency != Residency::Host && shifting_wanted() {
-            srs.h = self.shift_h(srs.h, p, s, (budget, o.workers_per_device))?;
+            srs.h = self.shift_h(srs.h, p, s, (budget, o.workers_per_device, b_g2))?;
         }
         let srs = Arc::new(srs);
         if residency != Residency::Host {
@@ -98,13 +98,14 @@ impl CudaExecutor {
     }
 
     /// H's shifted copies in place of its bases, when they fit with room left for the device's
-    /// other workers' buffers (this worker's are allocated); else H as it is.
+    /// other workers' buffers (this worker's are allocated; B in G2's scratch among them when
+    /// `b_g2`); else H as it is.
     fn shift_h(
         &self,
         h: HQuery,
         p: &Parameters,
         s: &CudaStream,
-        (budget, workers): (Budget, usize),
+        (budget, workers, b_g2): (Budget, usize, bool),
     ) -> Result<HQuery> {
         let HQuery::Plain(bases) = h else {
             return Ok(h);
@@ -115,7 +116,8 @@ impl CudaExecutor {
         let (free, _) = self.gpu.mem_info()?;
         let room = (free as usize).saturating_sub(q_bytes + tmp_bytes);
         let log2 = (n + 1).trailing_zeros();
-        let spare = another_workers_bytes(log2, n + 1) * workers.saturating_sub(1) + (4 << 30);
+        let others = another_workers_bytes(log2, n + 1, b_g2) * workers.saturating_sub(1);
+        let spare = others + (4 << 30);
         let over_budget = match budget {
             Budget::Bytes(max) => !self
                 .gpu

@@ -15,6 +15,18 @@ use crate::telemetry::accounting::VramPurpose;
 
 pub(super) const FR: usize = 32;
 
+/// The results buffer, read back in one copy: H, then each witness MSM's tail and ones
+/// (blst_p1), then B in G2's sums of scalar-one bases and its tail MSM's window sums (blst_p2).
+pub(super) const G1_RESULTS: usize = 7;
+pub(super) const G2_PARTS_AT: usize = align(G1_RESULTS * msm::JACOBIAN);
+pub(super) const G2_WINDOWS_AT: usize =
+    G2_PARTS_AT + align(msm::G2_SUM_PARTS_MAX * msm::G2_JACOBIAN);
+const RESULTS_BYTES: usize = G2_WINDOWS_AT + msm::WINDOWS_MAX * msm::G2_JACOBIAN;
+
+const fn align(bytes: usize) -> usize {
+    bytes.next_multiple_of(256)
+}
+
 /// Scratch of H's MSM over `n` bases, plain or shifted.
 pub(super) fn h_scratch_bytes(n: usize) -> usize {
     let shifted = msm::shifted_scratch_bytes(n, msm::Shifted::for_points(n));
@@ -41,17 +53,25 @@ impl WorkspaceSizes {
             idx: 3 * msm_n * 4,
             msm,
             sum: msm::sum_scratch_bytes(msm_n),
-            results: 8 * msm::JACOBIAN,
+            results: RESULTS_BYTES,
             g2: msm::G2_SUM_SCRATCH_MAX,
         }
     }
 }
 
 /// Another worker's buffers at this size, for the room H's shifted bases must leave: its MSM
-/// scratch the most that H or an MSM of all `msm_n` scalars takes.
-pub(super) fn another_workers_bytes(log2: u32, msm_n: usize) -> usize {
+/// scratch the most that H or an MSM of all `msm_n` scalars takes, in G2 too when B in G2 runs
+/// on the device (`b_g2`).
+pub(super) fn another_workers_bytes(log2: u32, msm_n: usize, b_g2: bool) -> usize {
     let n = 1usize << log2;
-    let msm = h_scratch_bytes(n - 1).max(msm::scratch_bytes(msm_n, msm_n));
+    let g2 = if b_g2 {
+        msm::g2_scratch_bytes(msm_n, msm_n)
+    } else {
+        0
+    };
+    let msm = h_scratch_bytes(n - 1)
+        .max(msm::scratch_bytes(msm_n, msm_n))
+        .max(g2);
     let w = WorkspaceSizes::new(log2, msm_n, msm);
     w.abc + w.scalars + w.idx + w.msm + w.sum + w.results + w.g2
 }
@@ -62,13 +82,15 @@ pub(super) struct Workspace {
     msm_n: usize,
     /// a, b, c, then NTT scratch: 4n Fr.
     pub abc: DevBuf,
-    /// The L, A and B_G1 tail scalars (Montgomery) and one-indices, msm_n each.
+    /// The L, A and B tail scalars (Montgomery) and one-indices, msm_n each.
     pub scalars: DevBuf,
     pub idx: DevBuf,
+    /// One MSM's scratch at a time: H's, each witness MSM's, B in G2's.
     pub msm: DevBuf,
     pub sum: DevBuf,
     /// B in G2's sums of scalar-one bases.
     pub g2: DevBuf,
+    /// The MSMs' results (`G1_RESULTS`, `G2_PARTS_AT`, `G2_WINDOWS_AT`).
     pub results: DevBuf,
 }
 

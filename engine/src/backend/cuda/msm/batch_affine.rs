@@ -9,6 +9,7 @@ use super::super::consts::{
     PT_MSM_ACC_THREADS, PT_MSM_AFF_K, PT_MSM_AFF_THREADS, PT_MSM_PLAN_THREADS,
 };
 use super::super::gpu::{Arg, Gpu};
+use super::curve::G1;
 use super::pippenger::fixup;
 use super::{aff_omax, Config, Layout, XYZZ};
 
@@ -134,7 +135,7 @@ pub(super) fn accumulate(
         )?;
         let chunks = (gw, k.achunk, k.anchunk);
         let parts = (at(l.ahead), at(l.atail), at(l.aedge));
-        fixup(gpu, s, fend, nb, chunks, parts, bsum)?;
+        fixup(gpu, s, &G1, (fend, nb), chunks, parts, bsum)?;
         w0 += gw;
     }
     Ok(())

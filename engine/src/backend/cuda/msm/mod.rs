@@ -1,19 +1,24 @@
 //! The host side of our MSMs (cuda/msm): the configuration and scratch layout the Pippenger
 //! kernels expect (`pt_msm_make_config`, `pt_msm_scratch_layout` of cuda/msm/config.cuh, with
-//! the kernels' own constants from `consts`), and one file per technique: the Pippenger launch
-//! sequence of cuda/README.md, its batch-affine accumulation, shifted bases, and the sums of
-//! scalar-one bases. Everything runs on one stream with no host synchronisation.
+//! the kernels' own constants from `consts`), what G1's and G2's launches differ in (`curve`),
+//! and one file per technique: the Pippenger launch sequence of cuda/README.md, its
+//! batch-affine accumulation, shifted bases, G2's window sums and their combination on the
+//! host, and the sums of scalar-one bases. Everything runs on one stream with no host
+//! synchronisation.
 
 mod batch_affine;
+mod curve;
+mod g2;
 mod pippenger;
 mod shifted;
 mod sums;
 
+pub use g2::{g2_combine, g2_enqueue, g2_scratch_bytes, G2Windows};
 pub use pippenger::{enqueue, enqueue_shifted};
 pub use shifted::{shift_enqueue, shift_scratch_bytes, shifted_scratch_bytes, Shifted};
 pub use sums::{
     g2_sum_enqueue, g2_sum_parts, g2_sum_scratch_bytes, sum_enqueue, sum_scratch_bytes,
-    G2_JACOBIAN, G2_SUM_SCRATCH_MAX,
+    G2_JACOBIAN, G2_SUM_PARTS_MAX, G2_SUM_SCRATCH_MAX,
 };
 
 use super::consts::{
@@ -26,8 +31,8 @@ pub const BIN_SORT_SMEM: u32 = (PT_MSM_BIN_CAP + PT_MSM_BIN) * 4;
 /// One affine G1 point and one Fp element.
 const AFFINE: usize = 96;
 const FP: usize = 48;
-/// One XYZZ point.
-const XYZZ: usize = 192;
+/// One G1 XYZZ point (the batch-affine path and shifted bases are G1's alone).
+const XYZZ: usize = curve::G1_XYZZ;
 /// One Jacobian point (blst_p1).
 pub const JACOBIAN: usize = 144;
 
@@ -79,9 +84,13 @@ fn log2_ceil(n: u64) -> u32 {
     64 - (n - 1).leading_zeros()
 }
 
+/// The narrowest window a configuration takes, and so the most windows an MSM has.
+const WINDOW_MIN: u32 = 5;
+pub const WINDOWS_MAX: usize = 255usize.div_ceil(WINDOW_MIN as usize);
+
 /// The default window for an MSM of `m` points: ceil(log2 m) − 4, within 5..=22.
 fn window(m: u64) -> u32 {
-    (log2_ceil(m.max(2)) as i64 - 4).clamp(5, 22) as u32
+    (log2_ceil(m.max(2)) as i64 - 4).clamp(WINDOW_MIN as i64, 22) as u32
 }
 
 impl Config {
@@ -104,13 +113,24 @@ impl Config {
     /// buckets are few and its threads many, with room for all `n` in case more are non-zero.
     /// `pt_msm_config_for(n, c, chunk, nwin, levels)` with those.
     pub fn sized(n: usize, terms: usize) -> Config {
+        Config::sized_with(n, terms, batch_affine::enabled())
+    }
+
+    /// `sized` for G2, which has no batch-affine path (`pt_msm_config_for(.., levels = 0)`).
+    pub fn g2(n: usize, terms: usize) -> Config {
+        Config::sized_with(n, terms, false)
+    }
+
+    fn sized_with(n: usize, terms: usize, affine: bool) -> Config {
         let n = n.max(1) as u64;
         let terms = (terms as u64).clamp(1, n);
         // Keys and sorted entries take windows × n × 8 bytes whatever the terms: at most
         // 6 bits narrower than an MSM of n, so a nearly empty tail of 2^27 scalars does not
         // ask for 51 windows (55 GB).
-        let c = window(terms).max(window(n).saturating_sub(6)).max(5);
-        Config::with(n, c, 255u32.div_ceil(c), terms, batch_affine::enabled())
+        let c = window(terms)
+            .max(window(n).saturating_sub(6))
+            .max(WINDOW_MIN);
+        Config::with(n, c, 255u32.div_ceil(c), terms, affine)
     }
 
     /// The bucket phase of an MSM over shifted bases: one set of buckets over the n·W
@@ -228,7 +248,8 @@ fn align(x: usize) -> usize {
 }
 
 impl Layout {
-    pub fn new(n: usize, k: &Config) -> Layout {
+    /// For `n` entries of a configuration `k` over XYZZ points of `point` bytes (G1's or G2's).
+    pub fn new(n: usize, k: &Config, point: usize) -> Layout {
         let (nwin, nb, nchunk) = (k.nwin as usize, k.nb as usize, k.nchunk as usize);
         let mut o = 0;
         let mut take = |bytes: usize| {
@@ -243,12 +264,12 @@ impl Layout {
         let parts = take(nwin * plan_parts(k.nb) as usize * 4);
         let bins = take(nwin * 2 * bin_count(k.nb) as usize * 4);
         let edge = take(nwin * nchunk * 4);
-        let bsum = take(nwin * nb * XYZZ);
-        let head = take(nwin * nchunk * XYZZ);
-        let tail = take(nwin * nchunk * XYZZ);
-        let segs = take(nwin * k.nbseg as usize * XYZZ);
-        let red = take(nwin * k.nred as usize * XYZZ);
-        let wins = take(nwin * XYZZ);
+        let bsum = take(nwin * nb * point);
+        let head = take(nwin * nchunk * point);
+        let tail = take(nwin * nchunk * point);
+        let segs = take(nwin * k.nbseg as usize * point);
+        let red = take(nwin * k.nred as usize * point);
+        let wins = take(nwin * point);
         let aff = k.alv != 0;
         let on = |b: bool, bytes: usize| if b { bytes } else { 0 };
         let (aent, alv) = (k.aent as usize, k.alv as usize);
@@ -297,7 +318,7 @@ impl Layout {
 /// Scratch bytes an MSM of `n` points with about `terms` scalars other than 0 and 1 needs
 /// (the layout is not monotone in n: a workspace takes the most of the MSMs it runs).
 pub fn scratch_bytes(n: usize, terms: usize) -> usize {
-    Layout::new(n, &Config::sized(n, terms)).total
+    Layout::new(n, &Config::sized(n, terms), XYZZ).total
 }
 
 #[cfg(test)]
@@ -316,10 +337,11 @@ mod tests {
         assert_eq!(k.nb * 2, 1 << 20);
         assert!(k.chunk.is_power_of_two() && (32..=2048).contains(&k.chunk));
         // Scratch at 2^24 is about 3.3 GB for XYZZ, 5.1 GB with the batch-affine buffers (README).
-        let xyzz = Layout::new(1 << 24, &Config::with_affine(1 << 24, false)).total as f64 / 1e9;
+        let xyzz =
+            Layout::new(1 << 24, &Config::with_affine(1 << 24, false), XYZZ).total as f64 / 1e9;
         assert!((3.0..3.6).contains(&xyzz), "{xyzz}");
         let aff = Config::with_affine(1 << 24, true);
-        let gb = Layout::new(1 << 24, &aff).total as f64 / 1e9;
+        let gb = Layout::new(1 << 24, &aff, XYZZ).total as f64 / 1e9;
         assert!((4.5..5.5).contains(&gb), "{gb}");
         assert_eq!(aff.alv, 5);
         assert_eq!(Config::with_affine(1 << 26, true).alv, 5);
@@ -346,7 +368,7 @@ mod tests {
                 (alv, agw, achunk, anchunk),
                 "{n}"
             );
-            assert_eq!(Layout::new(n, &k).total, total, "{n}");
+            assert_eq!(Layout::new(n, &k, XYZZ).total, total, "{n}");
         }
     }
 
@@ -397,7 +419,10 @@ mod tests {
         assert_eq!(Config::sized(n, n), full);
         // However few the terms, the keys take at most 16 windows of n here.
         assert_eq!(Config::sized(n, 0).c, 16);
-        assert!(Layout::new(n, &Config::sized(n, 1)).total < 2 * Layout::new(n, &full).total);
+        assert!(
+            Layout::new(n, &Config::sized(n, 1), XYZZ).total
+                < 2 * Layout::new(n, &full, XYZZ).total
+        );
         assert_eq!(Config::sized(1000, 0).c, 5);
     }
 }

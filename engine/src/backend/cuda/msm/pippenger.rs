@@ -1,6 +1,7 @@
-//! The Pippenger launch sequence of cuda/README.md: digits, histogram, plan, scatter (binned
-//! for shifted bases), bucket accumulation (XYZZ, or batch-affine levels), bucket reduction and
-//! the windows' sum.
+//! The Pippenger launch sequence of cuda/README.md, in G1 and G2 alike up to the window sums:
+//! digits, histogram, plan, scatter (binned for shifted bases), bucket accumulation (XYZZ, or
+//! in G1 batch-affine levels), bucket reduction, the windows' sums. G1 then combines them on
+//! the device (`enqueue`); G2 hands them to the host (msm/g2.rs).
 
 use anyhow::Result;
 use cudarc::driver::CudaStream;
@@ -10,6 +11,7 @@ use super::super::consts::{
     PT_MSM_PLAN_THREADS, PT_MSM_RED_THREADS,
 };
 use super::super::gpu::{Arg, Gpu};
+use super::curve::{Curve, G1};
 use super::{batch_affine, bin_count, plan_parts, Config, Layout, Shifted, BIN_SORT_SMEM, XYZZ};
 
 /// Enqueues Σ points[i]·scalars[i] over `n` device-resident points and Montgomery scalars,
@@ -25,7 +27,8 @@ pub fn enqueue(
     result: u64,
 ) -> Result<()> {
     let k = Config::sized(n, terms);
-    launch(gpu, s, (points, None), scalars, n, &k, (scratch, result))
+    let wins = windows(gpu, s, &G1, (points, None), (scalars, n), &k, scratch)?;
+    combine(gpu, s, wins, &k, result)
 }
 
 /// `enqueue` over the shifted copies `q` of `n` bases (`shift_enqueue`).
@@ -39,20 +42,29 @@ pub fn enqueue_shifted(
     result: u64,
 ) -> Result<()> {
     let k = Config::shifted(n, sh);
-    launch(gpu, s, (q, Some(sh)), scalars, n, &k, (scratch, result))
+    let wins = windows(gpu, s, &G1, (q, Some(sh)), (scalars, n), &k, scratch)?;
+    combine(gpu, s, wins, &k, result)
 }
 
-/// The launch sequence of cuda/README.md for `n` scalars: over the bases, or with `shifted`
-/// over their shifted copies with every window in one set of buckets.
-fn launch(
+/// `pt_msm_final`: Σ 2^(c·w)·wins[w] (Horner) into the Jacobian `result`.
+fn combine(gpu: &Gpu, s: &CudaStream, wins: u64, k: &Config, result: u64) -> Result<()> {
+    use Arg::{Ptr, U32};
+    let args = [Ptr(wins), U32(k.nwin), U32(k.c), Ptr(result)];
+    gpu.launch(s, &gpu.f.msm_final, (1, 1), 1, 0, &args)
+}
+
+/// The launch sequence of cuda/README.md for `n` scalars of `curve` up to the window sums,
+/// whose XYZZ points (`k.nwin` of them) it returns the address of: over the bases, or with
+/// `shifted` (G1) over their shifted copies with every window in one set of buckets.
+pub(super) fn windows(
     gpu: &Gpu,
     s: &CudaStream,
+    curve: &Curve,
     (points, shifted): (u64, Option<Shifted>),
-    scalars: u64,
-    n: usize,
+    (scalars, n): (u64, usize),
     k: &Config,
-    (scratch, result): (u64, u64),
-) -> Result<()> {
+    scratch: u64,
+) -> Result<u64> {
     // Digit windows, and the entries of the bucket phase (every window's, when shifted).
     let (windows, entries) = match shifted {
         Some(sh) => (sh.windows, n * sh.windows as usize),
@@ -62,7 +74,7 @@ fn launch(
         Some(_) => &gpu.f.msm_hist_shared,
         None => &gpu.f.msm_hist,
     };
-    let l = Layout::new(entries, k);
+    let l = Layout::new(entries, k, curve.xyzz);
     let at = |o: usize| scratch + o as u64;
     let n32 = n as u32;
     let f = &gpu.f;
@@ -132,11 +144,13 @@ fn launch(
         gpu.launch(s, &f.msm_scatter, (blocks, windows), 256, 0, &args)?;
     }
     if k.alv > 0 {
+        // G1's alone: Config::g2 has no affine levels
+        debug_assert_eq!(curve.xyzz, XYZZ);
         batch_affine::accumulate(gpu, s, points, n32, k, &l, scratch)?;
     } else {
         gpu.launch(
             s,
-            &f.msm_chunks,
+            (curve.chunks)(f),
             ((k.nwin * k.nchunk).div_ceil(PT_MSM_ACC_THREADS), 1),
             PT_MSM_ACC_THREADS,
             0,
@@ -158,11 +172,19 @@ fn launch(
         )?;
         let chunks = (k.nwin, k.chunk, k.nchunk);
         let parts = (at(l.head), at(l.tail), at(l.edge));
-        fixup(gpu, s, at(l.cursor), k.nb, chunks, parts, at(l.bsum))?;
+        fixup(
+            gpu,
+            s,
+            curve,
+            (at(l.cursor), k.nb),
+            chunks,
+            parts,
+            at(l.bsum),
+        )?;
     }
     gpu.launch(
         s,
-        &f.msm_bucket_reduce,
+        (curve.bucket_reduce)(f),
         ((k.nwin * k.nbseg).div_ceil(PT_MSM_RED_THREADS), 1),
         PT_MSM_RED_THREADS,
         0,
@@ -175,41 +197,26 @@ fn launch(
             Ptr(at(l.segs)),
         ],
     )?;
-    gpu.launch(
-        s,
-        &f.msm_reduce,
-        (k.nwin * k.nred, 1),
-        PT_MSM_RED_THREADS,
-        0,
+    let reduce = |groups: u32, args: &[Arg]| {
+        let threads = curve.reduce_threads;
+        gpu.launch(s, (curve.reduce)(f), (groups, 1), threads, 0, args)
+    };
+    reduce(
+        k.nwin * k.nred,
         &[Ptr(at(l.segs)), U32(k.rgrp), Ptr(at(l.red))],
     )?;
-    gpu.launch(
-        s,
-        &f.msm_reduce,
-        (k.nwin, 1),
-        PT_MSM_RED_THREADS,
-        0,
-        &[Ptr(at(l.red)), U32(k.nred), Ptr(at(l.wins))],
-    )?;
-    gpu.launch(
-        s,
-        &f.msm_final,
-        (1, 1),
-        1,
-        0,
-        &[Ptr(at(l.wins)), U32(k.nwin), U32(k.c), Ptr(result)],
-    )?;
-    Ok(())
+    reduce(k.nwin, &[Ptr(at(l.red)), U32(k.nred), Ptr(at(l.wins))])?;
+    Ok(at(l.wins))
 }
 
-/// `pt_msm_fixup`: the sums of buckets cut by chunk edges, from each chunk's head and tail
-/// partial sums, for `nwin` windows of `nchunk` chunks of `chunk` entries; `ends` are the
-/// buckets' ends.
+/// `pt_msm_fixup` (`pt_g2_msm_fixup`): the sums of buckets cut by chunk edges, from each
+/// chunk's head and tail partial sums, for `nwin` windows of `nchunk` chunks of `chunk`
+/// entries; `ends` are the `nb` buckets' ends in each window.
 pub(super) fn fixup(
     gpu: &Gpu,
     s: &CudaStream,
-    ends: u64,
-    nb: u32,
+    curve: &Curve,
+    (ends, nb): (u64, u32),
     (nwin, chunk, nchunk): (u32, u32, u32),
     (head, tail, edge): (u64, u64, u64),
     bsum: u64,
@@ -227,5 +234,12 @@ pub(super) fn fixup(
         Ptr(bsum),
     ];
     let blocks = ((nwin * nchunk).div_ceil(PT_MSM_FIX_THREADS), 1);
-    gpu.launch(s, &gpu.f.msm_fixup, blocks, PT_MSM_FIX_THREADS, 0, &args)
+    gpu.launch(
+        s,
+        (curve.fixup)(&gpu.f),
+        blocks,
+        PT_MSM_FIX_THREADS,
+        0,
+        &args,
+    )
 }

@@ -38,7 +38,7 @@ impl Shifted {
 
 /// Scratch bytes of an MSM of `n` scalars over shifted bases.
 pub fn shifted_scratch_bytes(n: usize, sh: Shifted) -> usize {
-    Layout::new(n * sh.windows as usize, &Config::shifted(n, sh)).total
+    Layout::new(n * sh.windows as usize, &Config::shifted(n, sh), XYZZ).total
 }
 
 /// Bases shifted a slice at a time: the XYZZ temporaries of one slice.

@@ -4,14 +4,14 @@
 //! Jacobian points (at most 257) for the host to add.
 
 use anyhow::Result;
-use cudarc::driver::{CudaFunction, CudaStream};
+use cudarc::driver::CudaStream;
 
-use super::super::consts::{PT_G2_RED_THREADS, PT_MSM_ACC_THREADS, PT_MSM_RED_THREADS};
-use super::super::gpu::{Arg, Functions, Gpu};
-use super::XYZZ;
+use super::super::consts::PT_MSM_ACC_THREADS;
+use super::super::gpu::{Arg, Gpu};
+use super::curve::{Curve, G1, G1_XYZZ, G2, G2_XYZZ};
 
 /// A sum of points runs one serial chain of additions a part: enough parts to fill the GPU
-/// (~2^17 threads for G1, ~2^16 for G2's larger kernel), then sums of groups of parts.
+/// (`Curve::sum_threads_log2`), then sums of groups of parts.
 const SUM_GROUP: usize = 256;
 
 fn sum_chunk(count: usize, threads_log2: u32) -> usize {
@@ -25,45 +25,13 @@ fn sum_parts(count: usize, threads_log2: u32) -> usize {
         .next_multiple_of(SUM_GROUP)
 }
 
-const G1_SUM_THREADS_LOG2: u32 = 17;
-const G2_SUM_THREADS_LOG2: u32 = 16;
-/// One G2 point in XYZZ over Fp2, and as blst_p2 (Jacobian over Fp2).
-const G2_XYZZ: usize = 384;
+/// One G2 point as blst_p2 (Jacobian over Fp2).
 pub const G2_JACOBIAN: usize = 288;
-
-/// What a sum's launches differ in from one curve to the other.
-struct Curve {
-    /// The parts that fill the GPU, log2.
-    threads_log2: u32,
-    /// Bytes of one XYZZ point.
-    xyzz: usize,
-    /// `pt_g1_sum_parts` or `pt_g2_sum_parts`.
-    parts: fn(&Functions) -> &CudaFunction,
-    /// `pt_msm_reduce` or `pt_g2_reduce`, and its threads.
-    reduce: fn(&Functions) -> &CudaFunction,
-    reduce_threads: u32,
-}
-
-const G1: Curve = Curve {
-    threads_log2: G1_SUM_THREADS_LOG2,
-    xyzz: XYZZ,
-    parts: |f| &f.g1_sum_parts,
-    reduce: |f| &f.msm_reduce,
-    reduce_threads: PT_MSM_RED_THREADS,
-};
-
-const G2: Curve = Curve {
-    threads_log2: G2_SUM_THREADS_LOG2,
-    xyzz: G2_XYZZ,
-    parts: |f| &f.g2_sum_parts,
-    reduce: |f| &f.g2_reduce,
-    reduce_threads: PT_G2_RED_THREADS,
-};
 
 impl Curve {
     /// Scratch bytes of the parts and the groups' sums of `count` points.
     fn groups_bytes(&self, count: usize) -> usize {
-        let parts = sum_parts(count, self.threads_log2);
+        let parts = sum_parts(count, self.sum_threads_log2);
         (parts + parts / SUM_GROUP) * self.xyzz
     }
 
@@ -77,13 +45,13 @@ impl Curve {
         scratch: u64,
     ) -> Result<(u64, usize)> {
         use Arg::{Ptr, U32};
-        let nparts = sum_parts(count, self.threads_log2);
+        let nparts = sum_parts(count, self.sum_threads_log2);
         let groups = nparts / SUM_GROUP;
         let group_sums = scratch + (nparts * self.xyzz) as u64;
-        let chunk = sum_chunk(count, self.threads_log2);
+        let chunk = sum_chunk(count, self.sum_threads_log2);
         gpu.launch(
             s,
-            (self.parts)(&gpu.f),
+            (self.sum_parts)(&gpu.f),
             ((nparts as u32).div_ceil(PT_MSM_ACC_THREADS), 1),
             PT_MSM_ACC_THREADS,
             0,
@@ -123,7 +91,7 @@ impl Curve {
 
 /// Scratch bytes `sum_enqueue` needs for `count` points: parts, group sums, the total.
 pub fn sum_scratch_bytes(count: usize) -> usize {
-    G1.groups_bytes(count) + XYZZ
+    G1.groups_bytes(count) + G1_XYZZ
 }
 
 /// Enqueues Σ points[idx[i]] for i < count (the bases whose scalar is one); the Jacobian
@@ -138,7 +106,7 @@ pub fn sum_enqueue(
     result: u64,
 ) -> Result<()> {
     let (group_sums, groups) = G1.enqueue_groups(gpu, s, (points, idx, count), scratch)?;
-    let total = group_sums + (groups * XYZZ) as u64;
+    let total = group_sums + (groups * G1_XYZZ) as u64;
     G1.reduce(gpu, s, (group_sums, groups), 1, total)?;
     use Arg::{Ptr, U32};
     gpu.launch(
@@ -152,44 +120,34 @@ pub fn sum_enqueue(
 }
 
 /// How many Jacobian sums `g2_sum_enqueue` leaves for the host to add: one a group of parts,
-/// at most 257.
+/// at most `G2_SUM_PARTS_MAX`.
 pub fn g2_sum_parts(count: usize) -> usize {
-    sum_parts(count, G2_SUM_THREADS_LOG2) / SUM_GROUP
+    sum_parts(count, G2.sum_threads_log2) / SUM_GROUP
 }
 
-/// Scratch bytes `g2_sum_enqueue` needs for `count` points: the parts, the group sums, then
-/// their Jacobian forms.
+/// `g2_sum_parts` of any count: a chunk is at least count / 2^16, so at most 2^16 + 1 parts
+/// before padding to a whole group.
+pub const G2_SUM_PARTS_MAX: usize = (1 << 16) / SUM_GROUP + 1;
+
+/// Scratch bytes `g2_sum_enqueue` needs for `count` points: the parts, then the group sums.
 pub fn g2_sum_scratch_bytes(count: usize) -> usize {
-    G2.groups_bytes(count) + g2_sum_parts(count) * G2_JACOBIAN
+    G2.groups_bytes(count)
 }
 
-/// `g2_sum_scratch_bytes` of any count: a chunk is at least count / 2^16, so at most 2^16 + 1
-/// parts before padding to a whole group.
-pub const G2_SUM_SCRATCH_MAX: usize =
-    ((1 << 16) + SUM_GROUP) * G2_XYZZ + ((1 << 16) / SUM_GROUP + 1) * (G2_XYZZ + G2_JACOBIAN);
+/// `g2_sum_scratch_bytes` of any count.
+pub const G2_SUM_SCRATCH_MAX: usize = ((1 << 16) + SUM_GROUP + G2_SUM_PARTS_MAX) * G2_XYZZ;
 
 /// Enqueues the sums of G2 `points[idx[i]]`, i < count, in `g2_sum_parts(count)` group sums,
-/// and returns where their Jacobian forms (blst_p2) will be; the host adds them.
+/// whose Jacobian forms (blst_p2) land at `out`; the host adds them.
 pub fn g2_sum_enqueue(
     gpu: &Gpu,
     s: &CudaStream,
-    points: u64,
-    idx: u64,
-    count: usize,
+    (points, idx, count): (u64, u64, usize),
     scratch: u64,
-) -> Result<u64> {
+    out: u64,
+) -> Result<()> {
     let (group_sums, groups) = G2.enqueue_groups(gpu, s, (points, idx, count), scratch)?;
-    let jac = group_sums + (groups * G2_XYZZ) as u64;
-    use Arg::{Ptr, U32};
-    gpu.launch(
-        s,
-        &gpu.f.g2_to_jac,
-        ((groups as u32).div_ceil(128), 1),
-        128,
-        0,
-        &[Ptr(group_sums), U32(groups as u32), Ptr(jac)],
-    )?;
-    Ok(jac)
+    super::g2::to_jacobian(gpu, s, group_sums, groups as u32, out)
 }
 
 #[cfg(test)]
@@ -207,7 +165,7 @@ mod tests {
     #[test]
     fn sums_cover_every_point_in_whole_groups_and_leave_the_host_a_few_hundred() {
         for n in [1usize, 31, 32, 33, 1 << 20, 2_100_000, 1 << 27] {
-            for threads in [G1_SUM_THREADS_LOG2, G2_SUM_THREADS_LOG2] {
+            for threads in [G1.sum_threads_log2, G2.sum_threads_log2] {
                 let parts = sum_parts(n, threads);
                 assert!(
                     parts * sum_chunk(n, threads) >= n,
@@ -216,7 +174,7 @@ mod tests {
                 assert_eq!(parts % SUM_GROUP, 0);
                 assert!(parts <= (1 << threads) + SUM_GROUP, "{n}: {parts} parts");
             }
-            assert!(g2_sum_parts(n) <= 257, "{n}");
+            assert!(g2_sum_parts(n) <= G2_SUM_PARTS_MAX, "{n}");
         }
     }
 }
