@@ -19,5 +19,5 @@ export HARNESS_ARGS=${HARNESS_ARGS:---only g2,abc --reps 5}
 export POREP_INPUT=${POREP_INPUT:---c1 $C1}
 export POREP_PROOFS=  # each run names its own
 # name:flags, separated by `;`
-export POREP_RUNS=${POREP_RUNS:-"defaults:--proofs $PROOFS;plain:--precompiled false --proofs $PLAIN_PROOFS;one-core:--synthesis-threads 1 --synthesis-workers 1 --concurrency 1 --proofs 2;all-cores:--synthesis-workers 1 --concurrency 1 --proofs 2"}
+export POREP_RUNS=${POREP_RUNS:-"defaults:--proofs $PROOFS;plain:--precompiled false --proofs $PLAIN_PROOFS;one_core:--synthesis-threads 1 --synthesis-workers 1 --concurrency 1 --proofs 2;all_cores:--synthesis-workers 1 --concurrency 1 --proofs 2"}
 exec scripts/h200-call.sh
