@@ -249,8 +249,8 @@ impl CudaExecutor {
         let start = Instant::now();
         gate.memory(steps);
         let sizes = (plan.msm_n, plan.msm_bytes);
-        self.workspace(set, plan.log2, sizes, input.opts.vram_budget)?;
-        steps.push(Stage::Alloc, Engine::Compute, start, 0);
+        let bytes = self.workspace(set, plan.log2, sizes, input.opts.vram_budget)?;
+        steps.push(Stage::Alloc, Engine::Compute, start, bytes);
         Ok(())
     }
 
