@@ -294,16 +294,26 @@ pub fn gap_detail_line(d: &provetop_telemetry::report::DeviceReport) -> Option<S
     }
     if let Some(a) = &g.alloc {
         if let Some(r) = reasons(a.reasons.iter().map(|(k, s)| (*k, *s))) {
-            let mut memory = vec![format!("wants {}", gib(a.wanted_bytes as f64))];
+            // 0 wanted: the worker kept its buffers (or the recording predates the count).
+            let mut memory: Vec<String> = (a.wanted_bytes > 0)
+                .then(|| format!("wants {}", gib(a.wanted_bytes as f64)))
+                .into_iter()
+                .collect();
             memory.extend(a.free_bytes.map(|f| format!("{} free", gib(f))));
             let holders: Vec<&str> = a.held_by.keys().map(String::as_str).collect();
             if !holders.is_empty() {
                 memory.push(format!("held by {}", holders.join(", ")));
             }
-            parts.push(format!("alloc {r} ({})", memory.join(", ")));
+            match memory.is_empty() {
+                true => parts.push(format!("alloc {r}")),
+                false => parts.push(format!("alloc {r} ({})", memory.join(", "))),
+            }
         }
     }
-    for (cause, m) in [("waiting_synthesis", &g.waiting_synthesis), ("no_work", &g.no_work)] {
+    for (cause, m) in [
+        ("waiting_synthesis", &g.waiting_synthesis),
+        ("no_work", &g.no_work),
+    ] {
         if let Some(r) = reasons(m.iter().map(|(k, s)| (*k, *s))) {
             parts.push(format!("{cause} {r}"));
         }

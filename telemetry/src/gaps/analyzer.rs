@@ -33,6 +33,9 @@ fn activity_of(lane: &Lane, stage: Stage) -> Option<Activity> {
     }
 }
 
+/// (start, end, stage) of a span.
+pub(super) type StageSpan = (Nanos, Nanos, Stage);
+
 #[derive(Clone, Debug, Default)]
 pub(super) struct Track {
     pub(super) compute: Vec<(Nanos, Nanos)>,
@@ -66,7 +69,7 @@ pub struct GapAnalyzer {
     /// Jobs submitted with no partition synthesised yet: job → time submitted.
     unsynthesized: HashMap<u64, Nanos>,
     /// (job, partition) → its spans on workers' lanes and pools: what a lock holder was doing.
-    pub(super) partition_spans: HashMap<(u64, u32), Vec<(Nanos, Nanos, Stage)>>,
+    pub(super) partition_spans: HashMap<(u64, u32), Vec<StageSpan>>,
     /// When jobs were submitted, sorted (after pruning, the last one before the window stays).
     pub(super) submitted: Vec<Nanos>,
     pub(super) levels: Levels,

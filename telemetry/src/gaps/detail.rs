@@ -137,5 +137,7 @@ impl AllocDetail<Nanos> {
 }
 
 fn seconds<K: Ord + Clone>(m: &BTreeMap<K, Nanos>) -> BTreeMap<K, f64> {
-    m.iter().map(|(k, v)| (k.clone(), *v as f64 / 1e9)).collect()
+    m.iter()
+        .map(|(k, v)| (k.clone(), *v as f64 / 1e9))
+        .collect()
 }

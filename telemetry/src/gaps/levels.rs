@@ -16,10 +16,13 @@ const GLOBAL: [&str; 3] = [
     metrics::PIPELINE_PENDING,
 ];
 
+/// (time, value) of a metric's samples.
+type Points = Vec<(Nanos, f64)>;
+
 #[derive(Clone, Debug, Default)]
 pub(super) struct Levels {
     /// (metric, device) → samples sorted by time.
-    series: BTreeMap<(String, Option<String>), Vec<(Nanos, f64)>>,
+    series: BTreeMap<(String, Option<String>), Points>,
 }
 
 impl Levels {

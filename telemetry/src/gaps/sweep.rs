@@ -59,10 +59,20 @@ impl GapAnalyzer {
         }
         for (&(w, job, p), &(s, e)) in &track.regions {
             let k = (job, p);
-            both(s, e, Change::Region(w, 1, s, k), Change::Region(w, -1, s, k));
+            both(
+                s,
+                e,
+                Change::Region(w, 1, s, k),
+                Change::Region(w, -1, s, k),
+            );
         }
         for &(s, e, w, bytes) in &track.allocs {
-            both(s, e, Change::Alloc(w, 1, bytes), Change::Alloc(w, -1, bytes));
+            both(
+                s,
+                e,
+                Change::Alloc(w, 1, bytes),
+                Change::Alloc(w, -1, bytes),
+            );
         }
         for &(s, e, _) in self.partition_spans.values().flatten() {
             both(s, e, Change::Mark, Change::Mark);

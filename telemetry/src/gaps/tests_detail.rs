@@ -84,7 +84,10 @@ fn a_lock_held_through_host_work_names_the_holders_stage() {
     assert!(d.detail.alloc.is_none());
     let json = serde_json::to_value(d.detail.seconds()).unwrap();
     assert_eq!(json["lock_held"]["msm_b_g2"], 0.004);
-    assert!(json.get("alloc").is_none(), "causes without time are left out");
+    assert!(
+        json.get("alloc").is_none(),
+        "causes without time are left out"
+    );
 }
 
 #[test]
@@ -112,7 +115,11 @@ fn an_allocation_wait_says_what_it_waited_for_and_the_memory_at_stake() {
         sample(20, metrics::VRAM_RESERVED, Some("gpu1"), 0.0),
     ];
     let d = gpu0(&events, 20, 13);
-    assert_eq!(ms(&d.by_cause, "alloc"), 5, "10..15: the download is less specific");
+    assert_eq!(
+        ms(&d.by_cause, "alloc"),
+        5,
+        "10..15: the download is less specific"
+    );
     let a = d.detail.alloc.as_ref().expect("alloc detail");
     assert_eq!(ms(&a.reasons, ALLOC_LOCK), 2, "10..12 waiting for the lock");
     assert_eq!(ms(&a.reasons, ALLOC_ALLOCATING), 3, "12..15");
@@ -120,7 +127,11 @@ fn an_allocation_wait_says_what_it_waited_for_and_the_memory_at_stake() {
     assert_eq!(a.free_bytes, Some((2 * GB) as f64));
     assert_eq!(a.held_bytes["srs"], (60 * GB) as f64);
     assert_eq!(a.held_bytes["buckets"], (5 * GB) as f64);
-    assert_eq!(ms_of(&a.held_by), BTreeMap::from([("worker 0", 2)]), "10..12");
+    assert_eq!(
+        ms_of(&a.held_by),
+        BTreeMap::from([("worker 0", 2)]),
+        "10..12"
+    );
 }
 
 #[test]
@@ -190,8 +201,14 @@ fn starved_synthesis_says_whether_it_lacked_cores_bandwidth_or_workers() {
 fn reasons_add_up_to_their_causes() {
     let d = &attribute(&super::tests::scenario(), 0, 50 * MS)[0];
     let sum = |m: &BTreeMap<&'static str, Nanos>| m.values().sum::<Nanos>();
-    assert_eq!(d.detail.lock_held.values().sum::<Nanos>(), d.by_cause["lock_held"]);
-    assert_eq!(sum(&d.detail.waiting_synthesis), d.by_cause["waiting_synthesis"]);
+    assert_eq!(
+        d.detail.lock_held.values().sum::<Nanos>(),
+        d.by_cause["lock_held"]
+    );
+    assert_eq!(
+        sum(&d.detail.waiting_synthesis),
+        d.by_cause["waiting_synthesis"]
+    );
     assert_eq!(sum(&d.detail.no_work), d.by_cause["no_work"]);
     assert_eq!(
         ms_of(&d.detail.lock_held),

@@ -154,12 +154,14 @@ impl MetricsState {
             }
             let g = &d.detail;
             let alloc = g.alloc.iter().flat_map(|a| &a.reasons);
-            let reasons = (g.lock_held.iter().map(|(r, n)| ("lock_held", r.clone(), *n)))
-                .chain(alloc.map(|(r, n)| ("alloc", r.to_string(), *n)))
-                .chain(
-                    (g.waiting_synthesis.iter())
-                        .map(|(r, n)| ("waiting_synthesis", r.to_string(), *n)),
-                );
+            let reasons = (g
+                .lock_held
+                .iter()
+                .map(|(r, n)| ("lock_held", r.clone(), *n)))
+            .chain(alloc.map(|(r, n)| ("alloc", r.to_string(), *n)))
+            .chain(
+                (g.waiting_synthesis.iter()).map(|(r, n)| ("waiting_synthesis", r.to_string(), *n)),
+            );
             for (cause, reason, n) in reasons {
                 *t.reasons.entry((cause, reason)).or_default() += n;
             }

@@ -177,7 +177,10 @@ fn idle_reasons_are_counted_where_they_never_wait_on_later_events() {
     st.settle_until(3_000_000_000);
     let text = st.render();
     let line = "provetop_gpu_idle_reason_seconds_total{device=\"cpu0\",cause=\"waiting_synthesis\",reason=\"workers\"} 1";
-    assert!(text.lines().any(|l| l == line), "missing `{line}` in\n{text}");
+    assert!(
+        text.lines().any(|l| l == line),
+        "missing `{line}` in\n{text}"
+    );
     assert!(
         !text.contains("cause=\"no_work\",reason"),
         "no_work's reasons wait on later submissions"
