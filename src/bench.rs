@@ -240,6 +240,9 @@ fn write_table(
                 d.partitions
             )?;
             writeln!(w, "{}", gap_line(&d))?;
+            if let Some(why) = gap_detail_line(&d) {
+                writeln!(w, "{why}")?;
+            }
         }
     }
     for c in out.report.config_events() {
@@ -272,6 +275,50 @@ pub fn gap_line(d: &provetop_telemetry::report::DeviceReport) -> String {
         line.push_str(&format!(" · {k} {s:.2} s"));
     }
     line
+}
+
+/// `  why: lock_held after_msm_h 3.10 s, msm_b_g2 0.40 s · no_work too_few_jobs 1.00 s` (each
+/// cause's reasons with time, largest first; alloc with the memory at stake), None without any.
+pub fn gap_detail_line(d: &provetop_telemetry::report::DeviceReport) -> Option<String> {
+    fn reasons<'a>(m: impl IntoIterator<Item = (&'a str, f64)>) -> Option<String> {
+        let mut v: Vec<_> = m.into_iter().filter(|(_, s)| *s >= 0.0005).collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let parts: Vec<_> = v.iter().map(|(k, s)| format!("{k} {s:.2} s")).collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+    let g = &d.gap_detail;
+    let gib = |b: f64| format!("{:.1} GiB", b / (1u64 << 30) as f64);
+    let mut parts = vec![];
+    if let Some(r) = reasons(g.lock_held.iter().map(|(k, s)| (k.as_str(), *s))) {
+        parts.push(format!("lock_held {r}"));
+    }
+    if let Some(a) = &g.alloc {
+        if let Some(r) = reasons(a.reasons.iter().map(|(k, s)| (*k, *s))) {
+            // 0 wanted: the worker kept its buffers (or the recording predates the count).
+            let mut memory: Vec<String> = (a.wanted_bytes > 0)
+                .then(|| format!("wants {}", gib(a.wanted_bytes as f64)))
+                .into_iter()
+                .collect();
+            memory.extend(a.free_bytes.map(|f| format!("{} free", gib(f))));
+            let holders: Vec<&str> = a.held_by.keys().map(String::as_str).collect();
+            if !holders.is_empty() {
+                memory.push(format!("held by {}", holders.join(", ")));
+            }
+            match memory.is_empty() {
+                true => parts.push(format!("alloc {r}")),
+                false => parts.push(format!("alloc {r} ({})", memory.join(", "))),
+            }
+        }
+    }
+    for (cause, m) in [
+        ("waiting_synthesis", &g.waiting_synthesis),
+        ("no_work", &g.no_work),
+    ] {
+        if let Some(r) = reasons(m.iter().map(|(k, s)| (*k, *s))) {
+            parts.push(format!("{cause} {r}"));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("  why: {}", parts.join(" · ")))
 }
 
 /// vk.bin, params.bin and proof-<i>.bin / inputs-<i>.bin, i = job × P + partition.

@@ -179,6 +179,9 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
             d.partitions
         )?;
         writeln!(w, "{}", crate::bench::gap_line(d))?;
+        if let Some(why) = crate::bench::gap_detail_line(d) {
+            writeln!(w, "{why}")?;
+        }
     }
     for c in &config_events {
         let what = if c.applied {

@@ -579,6 +579,17 @@ fn bench_json_carries_gaps_per_device_and_telemetry_off_drops_them() {
     assert!((d["idle_seconds"].as_f64().unwrap() - idle).abs() < 1e-6);
     // Before the first partition is synthesised the device waits for synthesis.
     assert!(gaps["waiting_synthesis"].as_f64().unwrap() > 0.0);
+    // `gap_detail` splits the causes with reasons; each split adds up to its cause.
+    let detail = &d["gap_detail"];
+    let sum = |v: &serde_json::Value| {
+        v.as_object()
+            .map_or(0.0, |m| m.values().map(|x| x.as_f64().unwrap()).sum())
+    };
+    assert!(detail["waiting_synthesis"].is_object(), "{detail}");
+    for key in ["waiting_synthesis", "no_work", "lock_held"] {
+        let want = gaps[key].as_f64().unwrap();
+        assert!((sum(&detail[key]) - want).abs() < 1e-6, "{key}: {detail}");
+    }
 
     let off = bench_json(dir.path(), &["--telemetry", "off"]);
     assert_eq!(off["summary"]["verified"], 3);

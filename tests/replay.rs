@@ -77,6 +77,10 @@ fn a_recorded_bench_replays_to_what_the_live_run_reported() {
         );
         assert!((x - y).abs() < 1e-9, "busy {x} live, {y} replayed");
         assert_eq!(a["gaps"], b["gaps"], "idle time by cause");
+        assert_eq!(
+            a["gap_detail"]["lock_held"], b["gap_detail"]["lock_held"],
+            "the lock holders' stages"
+        );
         assert_eq!(a["partitions"], b["partitions"]);
     }
     assert_eq!(replayed["recording"]["complete"], true);

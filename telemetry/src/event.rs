@@ -124,6 +124,8 @@ pub struct Span {
     pub end: Nanos,
     pub job: Option<u64>,
     pub partition: Option<u32>,
+    /// What the span moved (copies) or, for `alloc`, the device memory it allocated (0 when
+    /// the worker kept its buffers, and in recordings from before allocations said).
     pub bytes: u64,
 }
 

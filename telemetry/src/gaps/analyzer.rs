@@ -1,11 +1,13 @@
 //! What gap attribution needs from an event stream, collected as it arrives: per device its
 //! compute, copies and preparation, lock waits and workers' regions; the synthesis pool; when
-//! partitions were queued and taken.
+//! partitions were queued and taken; for the reasons behind the causes, each partition's spans,
+//! the allocations, the submissions and the sampled levels.
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::levels::Levels;
 use super::DeviceGaps;
-use crate::{Event, JobState, Lane, Nanos, Span, Stage};
+use crate::{Event, JobState, Lane, Nanos, Sample, Span, Stage};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Activity {
@@ -31,6 +33,9 @@ fn activity_of(lane: &Lane, stage: Stage) -> Option<Activity> {
     }
 }
 
+/// (start, end, stage) of a span.
+pub(super) type StageSpan = (Nanos, Nanos, Stage);
+
 #[derive(Clone, Debug, Default)]
 pub(super) struct Track {
     pub(super) compute: Vec<(Nanos, Nanos)>,
@@ -38,6 +43,8 @@ pub(super) struct Track {
     pub(super) lock_wait: Vec<(Nanos, Nanos, u32)>,
     /// (worker, job, partition) → extent of the worker's spans for that partition.
     pub(super) regions: HashMap<(u32, u64, u32), (Nanos, Nanos)>,
+    /// Allocations on workers' lanes: (start, end, worker, bytes asked for).
+    pub(super) allocs: Vec<(Nanos, Nanos, u32, u64)>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -61,6 +68,11 @@ pub struct GapAnalyzer {
     open_regions: HashMap<(u64, u32), Nanos>,
     /// Jobs submitted with no partition synthesised yet: job → time submitted.
     unsynthesized: HashMap<u64, Nanos>,
+    /// (job, partition) → its spans on workers' lanes and pools: what a lock holder was doing.
+    pub(super) partition_spans: HashMap<(u64, u32), Vec<StageSpan>>,
+    /// When jobs were submitted, sorted (after pruning, the last one before the window stays).
+    pub(super) submitted: Vec<Nanos>,
+    pub(super) levels: Levels,
 }
 
 /// Gaps of every device seen in `events` over [from, to].
@@ -87,9 +99,12 @@ impl GapAnalyzer {
             Event::Proof(p) => {
                 self.open_regions.remove(&(p.job, p.partition));
             }
+            Event::Sample(s) => self.add_sample(s),
             Event::Job(j) => match (j.state, j.partition) {
                 (JobState::Submitted, None) => {
                     self.unsynthesized.insert(j.job, j.t);
+                    let i = self.submitted.partition_point(|t| *t <= j.t);
+                    self.submitted.insert(i, j.t);
                 }
                 (JobState::Synthesized, Some(p)) => {
                     self.unsynthesized.remove(&j.job);
@@ -146,11 +161,23 @@ impl GapAnalyzer {
         }
     }
 
+    /// A sample: the few levels the reasons of a gap read are kept, the rest ignored.
+    pub fn add_sample(&mut self, s: &Sample) {
+        self.levels.add(s);
+    }
+
     pub fn add_span(&mut self, s: &Span) {
         if s.end <= s.start {
             return;
         }
         self.longest = self.longest.max(s.end - s.start);
+        let own = matches!(s.lane, Lane::Pool { .. } | Lane::Worker { .. });
+        if let (Some(job), Some(p), true) = (s.job, s.partition, own) {
+            self.partition_spans
+                .entry((job, p))
+                .or_default()
+                .push((s.start, s.end, s.stage));
+        }
         match &s.lane {
             Lane::Pool { name } => {
                 // abc_eval and prestaging right after synthesis are part of making the partition
@@ -183,6 +210,9 @@ impl GapAnalyzer {
                     self.open_regions.remove(&(job, p));
                 }
                 let t = self.track(device);
+                if stage == Stage::Alloc {
+                    t.allocs.push((s.start, s.end, worker, s.bytes));
+                }
                 if let (Some(job), Some(p)) = (s.job, s.partition) {
                     let r = t
                         .regions
@@ -231,7 +261,13 @@ impl GapAnalyzer {
             t.activity.retain(|i| i.1 >= before);
             t.lock_wait.retain(|i| i.1 >= keep);
             t.regions.retain(|_, r| r.1 >= keep);
+            t.allocs.retain(|i| i.1 >= before);
         }
+        self.partition_spans
+            .retain(|_, v| v.iter().any(|s| s.1 >= keep));
+        let last_before = self.submitted.partition_point(|t| *t < before);
+        self.submitted.drain(..last_before.saturating_sub(1));
+        self.levels.prune(before);
         self.synthesis.retain(|i| i.1 >= before);
         self.queued.retain(|i| i.1 >= before);
         self.job_end.retain(|_, t| *t >= keep);

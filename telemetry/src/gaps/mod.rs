@@ -32,17 +32,28 @@
 //!     submitted, or every open partition is past this device.
 
 //!
-//! `analyzer` collects these inputs from the events, `sweep` cuts a device's window into busy
-//! time and gaps by cause, `cause` names the causes and their order.
+//! Four causes also get their reasons (`detail`): what the lock's holder was doing, the memory
+//! an allocation waited on, what synthesis lacked, and whether no work meant too few jobs in
+//! flight or the run's start or end.
+//!
+//! `analyzer` collects these inputs from the events (`levels` the sampled ones), `sweep` cuts
+//! a device's window into busy time and gaps by cause, `reasons` explains each moment of a
+//! gap, `cause` names the causes and their order, `detail` holds the reasons.
 
 mod analyzer;
 mod cause;
+pub mod detail;
+mod levels;
+mod reasons;
 mod sweep;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_detail;
 
 pub use analyzer::{attribute, GapAnalyzer};
 pub use cause::GapCause;
+pub use detail::{AllocDetail, GapDetail};
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -107,6 +118,8 @@ pub struct DeviceGaps {
     pub idle: Nanos,
     /// Idle time per cause key (every key of `GapCause::KEYS`, zero included).
     pub by_cause: BTreeMap<&'static str, Nanos>,
+    /// What lies behind `lock_held`, `alloc`, `waiting_synthesis` and `no_work`.
+    pub detail: GapDetail<Nanos>,
     pub gaps: Vec<Gap>,
 }
 

@@ -1,12 +1,26 @@
 //! One device's window cut into busy time and gaps: every start and end of what the analyzer
 //! collected becomes a change, and between two changes the state says busy, or the cause of
-//! the gap.
+//! the gap, and `reasons` what lies behind it.
 
 use std::collections::BTreeMap;
 
 use super::analyzer::{Activity, Track};
-use super::{DeviceGaps, Gap, GapAnalyzer, GapCause, GapSegment};
+use super::{DeviceGaps, Gap, GapAnalyzer, GapCause, GapDetail, GapSegment};
 use crate::Nanos;
+
+/// One worker of the device as the sweep passes a moment.
+#[derive(Default)]
+pub(super) struct Worker {
+    pub(super) regions: i32,
+    pub(super) region_start: Nanos,
+    /// The partition of its current region.
+    pub(super) partition: Option<(u64, u32)>,
+    pub(super) waits: i32,
+    pub(super) acquired: Option<Nanos>,
+    pub(super) allocating: i32,
+    /// Bytes its current allocation asks for.
+    pub(super) wanted: u64,
+}
 
 impl GapAnalyzer {
     pub(super) fn device_gaps(
@@ -21,10 +35,13 @@ impl GapAnalyzer {
             Compute(i32),
             Activity(Activity, i32),
             Lock(u32, i32),
-            Region(u32, i32, Nanos),
+            Region(u32, i32, Nanos, (u64, u32)),
+            Alloc(u32, i32, u64),
             Synthesis(i32),
             Queue(i32),
             Elsewhere(i32),
+            /// Something a reason reads changes (a holder's span, a submission, a level).
+            Mark,
         }
         let mut ch: Vec<(Nanos, Change)> = Vec::new();
         let mut both = |s: Nanos, e: Nanos, on: Change, off: Change| {
@@ -40,8 +57,25 @@ impl GapAnalyzer {
         for &(s, e, w) in &track.lock_wait {
             both(s, e, Change::Lock(w, 1), Change::Lock(w, -1));
         }
-        for (&(w, _, _), &(s, e)) in &track.regions {
-            both(s, e, Change::Region(w, 1, s), Change::Region(w, -1, s));
+        for (&(w, job, p), &(s, e)) in &track.regions {
+            let k = (job, p);
+            both(
+                s,
+                e,
+                Change::Region(w, 1, s, k),
+                Change::Region(w, -1, s, k),
+            );
+        }
+        for &(s, e, w, bytes) in &track.allocs {
+            both(
+                s,
+                e,
+                Change::Alloc(w, 1, bytes),
+                Change::Alloc(w, -1, bytes),
+            );
+        }
+        for &(s, e, _) in self.partition_spans.values().flatten() {
+            both(s, e, Change::Mark, Change::Mark);
         }
         for &(s, e) in &self.synthesis {
             both(s, e, Change::Synthesis(1), Change::Synthesis(-1));
@@ -62,15 +96,10 @@ impl GapAnalyzer {
                 both(q, end.max(q), Change::Queue(1), Change::Queue(-1));
             }
         }
+        ch.extend(self.submitted.iter().map(|t| (*t, Change::Mark)));
+        ch.extend(self.levels.changes(name).map(|t| (t, Change::Mark)));
         ch.sort_by_key(|c| c.0);
 
-        #[derive(Default)]
-        struct Worker {
-            regions: i32,
-            region_start: Nanos,
-            waits: i32,
-            acquired: Option<Nanos>,
-        }
         let mut compute = 0i32;
         let mut activity = [0i32; 4];
         let mut synthesis = 0i32;
@@ -128,6 +157,7 @@ impl GapAnalyzer {
             busy: 0,
             idle: 0,
             by_cause: GapCause::KEYS.iter().map(|k| (*k, 0)).collect(),
+            detail: GapDetail::default(),
             gaps: vec![],
         };
         let mut open: Option<Gap> = None;
@@ -147,13 +177,21 @@ impl GapAnalyzer {
                             wk.acquired = Some(wk.acquired.map_or(t, |a| a.max(t)));
                         }
                     }
-                    Change::Region(w, d, s) => {
+                    Change::Region(w, d, s, k) => {
                         let wk = workers.entry(w).or_default();
                         wk.regions += d;
                         if d > 0 {
-                            wk.region_start = s;
+                            (wk.region_start, wk.partition) = (s, Some(k));
                         }
                     }
+                    Change::Alloc(w, d, bytes) => {
+                        let wk = workers.entry(w).or_default();
+                        wk.allocating += d;
+                        if d > 0 {
+                            wk.wanted = bytes;
+                        }
+                    }
+                    Change::Mark => {}
                     Change::Synthesis(d) => synthesis += d,
                     Change::Queue(d) => queue += d,
                     Change::Elsewhere(d) => elsewhere += d,
@@ -173,6 +211,13 @@ impl GapAnalyzer {
                 let cause = classify(&activity, &workers, queue, elsewhere, synthesis);
                 out.idle += next - cur;
                 *out.by_cause.get_mut(cause.key()).expect("every key") += next - cur;
+                let at = super::reasons::Moment {
+                    device: name,
+                    workers: &workers,
+                    from: cur,
+                    to: next,
+                };
+                self.explain(cause, &at, &mut out.detail);
                 let g = open.get_or_insert_with(|| Gap {
                     start: cur,
                     end: cur,

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::{Event, JobEvent, JobState, Lane, Span, Stage};
 
-const MS: Nanos = 1_000_000;
+pub(super) const MS: Nanos = 1_000_000;
 
-fn span(lane: Lane, stage: Stage, start: Nanos, end: Nanos, job: u64) -> Event {
+pub(super) fn span(lane: Lane, stage: Stage, start: Nanos, end: Nanos, job: u64) -> Event {
     Event::Span(Span {
         lane,
         stage,
@@ -19,24 +19,24 @@ fn span(lane: Lane, stage: Stage, start: Nanos, end: Nanos, job: u64) -> Event {
     })
 }
 
-fn compute(d: &str) -> Lane {
+pub(super) fn compute(d: &str) -> Lane {
     Lane::Compute { device: d.into() }
 }
 
-fn worker(d: &str, w: u32) -> Lane {
+pub(super) fn worker(d: &str, w: u32) -> Lane {
     Lane::Worker {
         device: d.into(),
         worker: w,
     }
 }
 
-fn synth() -> Lane {
+pub(super) fn synth() -> Lane {
     Lane::Pool {
         name: "synthesis".into(),
     }
 }
 
-fn job(t: Nanos, job: u64, state: JobState, partition: Option<u32>) -> Event {
+pub(super) fn job(t: Nanos, job: u64, state: JobState, partition: Option<u32>) -> Event {
     Event::Job(JobEvent {
         t: t * MS,
         job,
@@ -46,13 +46,13 @@ fn job(t: Nanos, job: u64, state: JobState, partition: Option<u32>) -> Event {
     })
 }
 
-fn ms(by: &BTreeMap<&'static str, Nanos>, k: &str) -> Nanos {
+pub(super) fn ms(by: &BTreeMap<&'static str, Nanos>, k: &str) -> Nanos {
     by[k] / MS
 }
 
 /// Two workers under one lock: worker 1 uploads while worker 0's kernels run, then waits
 /// for the lock that worker 0 holds while it does host work; synthesis feeds them.
-fn scenario() -> Vec<Event> {
+pub(super) fn scenario() -> Vec<Event> {
     vec![
         job(0, 0, JobState::Submitted, None),
         span(synth(), Stage::Synthesis, 0, 10, 0),

@@ -162,6 +162,7 @@ impl ReportBuilder {
 
     /// A sample: NVML and the engine's PCIe counters feed the device summary.
     pub fn add_sample(&mut self, s: &Sample) {
+        self.gaps.add_sample(s);
         let host = [
             metrics::CPU_CORE_PREFIX,
             metrics::CPU_POOL_PREFIX,

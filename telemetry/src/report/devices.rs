@@ -90,6 +90,7 @@ impl ReportBuilder {
                 idle_seconds: g.idle as f64 / 1e9,
                 partitions: self.proofs.iter().filter(|p| p.device == g.device).count(),
                 gaps: g.seconds_by_cause(),
+                gap_detail: g.detail.seconds(),
                 nvml: self.nvml_summary(&g.device, from, to),
                 pcie: self.pcie_summary(&g.device),
                 timeline: self.timeline(&g.device),

@@ -87,6 +87,8 @@ pub struct DeviceReport {
     pub partitions: usize,
     /// Idle seconds per cause (every key of `GapCause::KEYS`), see `telemetry::gaps`.
     pub gaps: BTreeMap<&'static str, f64>,
+    /// What lies behind the causes that have reasons, in seconds, see `telemetry::gaps::detail`.
+    pub gap_detail: crate::gaps::GapDetail<f64>,
     /// What NVML said over the run, where it could be asked (GPUs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nvml: Option<NvmlSummary>,

@@ -266,11 +266,13 @@ impl CudaExecutor {
         gate: &mut dyn Gate,
         steps: &mut Steps,
     ) -> Result<()> {
-        let start = Instant::now();
+        // The wait for the memory lock is its own `lock_wait` step: `alloc` starts once held,
+        // so a lock held elsewhere is not counted as an allocation.
         gate.memory(steps);
+        let start = Instant::now();
         let sizes = (plan.msm_n, plan.msm_bytes);
-        self.workspace(set, plan.log2, sizes, input.opts.vram_budget)?;
-        steps.push(Stage::Alloc, Engine::Compute, start, 0);
+        let bytes = self.workspace(set, plan.log2, sizes, input.opts.vram_budget)?;
+        steps.push(Stage::Alloc, Engine::Compute, start, bytes);
         Ok(())
     }
 

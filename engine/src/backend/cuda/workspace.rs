@@ -57,6 +57,10 @@ impl WorkspaceSizes {
             g2: msm::G2_SUM_SCRATCH_MAX,
         }
     }
+
+    fn total(&self) -> usize {
+        self.abc + self.scalars + self.idx + self.msm + self.sum + self.results + self.g2
+    }
 }
 
 /// Another worker's buffers at this size, for the room H's shifted bases must leave: its MSM
@@ -72,8 +76,7 @@ pub(super) fn another_workers_bytes(log2: u32, msm_n: usize, b_g2: bool) -> usiz
     let msm = h_scratch_bytes(n - 1)
         .max(msm::scratch_bytes(msm_n, msm_n))
         .max(g2);
-    let w = WorkspaceSizes::new(log2, msm_n, msm);
-    w.abc + w.scalars + w.idx + w.msm + w.sum + w.results + w.g2
+    WorkspaceSizes::new(log2, msm_n, msm).total()
 }
 
 /// Device buffers of one worker, kept between partitions of the same size.
@@ -104,20 +107,21 @@ pub(super) struct StreamSet {
 
 impl CudaExecutor {
     /// The worker's buffers for a domain of 2^log2 and MSMs of up to `msm_n` points whose
-    /// scratch takes `msm_bytes`; kept while they fit.
+    /// scratch takes `msm_bytes`; kept while they fit. Returns the bytes it allocated (0 when
+    /// it kept them): what an `alloc` span reports.
     pub(super) fn workspace(
         &self,
         set: &mut StreamSet,
         log2: u32,
         (msm_n, msm_bytes): (usize, usize),
         budget: Budget,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         if set
             .ws
             .as_ref()
             .is_some_and(|w| w.log2 == log2 && w.msm_n >= msm_n && w.msm.bytes >= msm_bytes)
         {
-            return Ok(());
+            return Ok(0);
         }
         set.ws = None;
         let a = |bytes, purpose| self.alloc(bytes, purpose, budget);
@@ -135,7 +139,7 @@ impl CudaExecutor {
             // device, the other worker's kernels included.
             g2: a(z.g2, VramPurpose::Buckets)?,
         });
-        Ok(())
+        Ok(z.total() as u64)
     }
 
     /// An idle worker's streams and buffers, or new ones.

@@ -119,6 +119,23 @@ impl MetricsState {
                 );
             }
         }
+        head(
+            &mut o,
+            "provetop_gpu_idle_reason_seconds_total",
+            "counter",
+            "Settled idle time of lock_held, alloc and waiting_synthesis by reason (bench --json's gap_detail).",
+        );
+        for (d, t) in &self.devices {
+            for ((cause, reason), n) in &t.reasons {
+                let _ = writeln!(
+                    o,
+                    "provetop_gpu_idle_reason_seconds_total{{device=\"{}\",cause=\"{cause}\",reason=\"{}\"}} {}",
+                    esc(d),
+                    esc(reason),
+                    num(*n as f64 / 1e9)
+                );
+            }
+        }
 
         for (i, (name, kind, help)) in FAMILIES.iter().enumerate() {
             head(

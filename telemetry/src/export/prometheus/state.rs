@@ -36,6 +36,9 @@ impl Histogram {
 pub(super) struct DeviceTotals {
     pub(super) busy: Nanos,
     pub(super) idle: [Nanos; GapCause::KEYS.len()],
+    /// Settled idle time by (cause, reason), for the causes whose reasons never wait on later
+    /// events (`no_work`'s do: whether another job comes): lock_held, alloc, waiting_synthesis.
+    pub(super) reasons: BTreeMap<(&'static str, String), Nanos>,
     /// Settled steps of the last 30 s: (busy, wall).
     pub(super) recent: VecDeque<(Nanos, Nanos)>,
 }
@@ -103,6 +106,7 @@ impl MetricsState {
                 }
             }
             Event::Sample(s) => {
+                self.gaps.add_sample(s);
                 if let Some(src) = s.metric.strip_prefix(metrics::HOST_DDR_SOURCE_PREFIX) {
                     if src != self.ddr_source {
                         self.ddr_source = src.to_string();
@@ -147,6 +151,19 @@ impl MetricsState {
             t.busy += d.busy;
             for (i, k) in GapCause::KEYS.iter().enumerate() {
                 t.idle[i] += d.by_cause[k];
+            }
+            let g = &d.detail;
+            let alloc = g.alloc.iter().flat_map(|a| &a.reasons);
+            let reasons = (g
+                .lock_held
+                .iter()
+                .map(|(r, n)| ("lock_held", r.clone(), *n)))
+            .chain(alloc.map(|(r, n)| ("alloc", r.to_string(), *n)))
+            .chain(
+                (g.waiting_synthesis.iter()).map(|(r, n)| ("waiting_synthesis", r.to_string(), *n)),
+            );
+            for (cause, reason, n) in reasons {
+                *t.reasons.entry((cause, reason)).or_default() += n;
             }
             t.recent.push_back((d.busy, to - self.horizon));
             while t.recent.len() > 1

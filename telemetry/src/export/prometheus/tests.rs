@@ -149,3 +149,40 @@ fn label_values_are_escaped() {
     assert_eq!(num(f64::INFINITY), "+Inf");
     assert_eq!(num(0.25), "0.25");
 }
+
+#[test]
+fn idle_reasons_are_counted_where_they_never_wait_on_later_events() {
+    let mut st = MetricsState::new(&EngineConfig::default(), 0);
+    let span = |lane: Lane, stage: Stage, start: u64, end: u64| {
+        Event::Span(Span {
+            lane,
+            stage,
+            start: start * 1_000_000_000,
+            end: end * 1_000_000_000,
+            job: Some(0),
+            partition: Some(0),
+            bytes: 0,
+        })
+    };
+    // Synthesis 0..1 s with its pool half busy: it lacked workers, not cores.
+    st.observe(&sample("cpu.pool.synthesis", None, 0.5));
+    let pool = Lane::Pool {
+        name: "synthesis".into(),
+    };
+    st.observe(&span(pool, Stage::Synthesis, 0, 1));
+    let cpu0 = Lane::Compute {
+        device: "cpu0".into(),
+    };
+    st.observe(&span(cpu0, Stage::MsmH, 1, 2));
+    st.settle_until(3_000_000_000);
+    let text = st.render();
+    let line = "provetop_gpu_idle_reason_seconds_total{device=\"cpu0\",cause=\"waiting_synthesis\",reason=\"workers\"} 1";
+    assert!(
+        text.lines().any(|l| l == line),
+        "missing `{line}` in\n{text}"
+    );
+    assert!(
+        !text.contains("cause=\"no_work\",reason"),
+        "no_work's reasons wait on later submissions"
+    );
+}
