@@ -285,8 +285,9 @@ pub struct EngineArgs {
     pub prover_threads: Option<String>,
 
     /// Witness only in synthesis, a, b, c from the circuit's recorded matrices (recorded once,
-    /// cached beside the parameters); false builds every linear combination [default: true]
-    #[arg(long, value_name = "true|false")]
+    /// cached beside the parameters); false builds every linear combination; auto: true but
+    /// for the synthetic workload [default: auto]
+    #[arg(long, value_name = "true|false|auto")]
     pub precompiled: Option<String>,
 
     /// Page-lock a/b/c and upload them before the partition's GPU region [default: true]

@@ -317,7 +317,7 @@ pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
     } else {
         loaded
     }?;
-    if session.engine.config().precompiled {
+    if provetop_engine::tuning::precompiled_for(&session.engine.config(), &session.plan.workload) {
         record_circuit(session)?;
     }
     reserve_prestage(session, &loaded);

@@ -62,9 +62,19 @@ fn bench_sha256_and_synthetic_partitions_verify() {
     assert!(busy > 0.0 && busy <= 1.0, "busy {busy}");
     // Pre-compiled by default: the witness, then a, b, c from the recorded matrices.
     assert_eq!(v["config"]["precompiled"], true);
-    assert!(v["summary"]["stages"]["abc_eval"]["median"].as_f64().unwrap() > 0.0);
+    assert!(
+        v["summary"]["stages"]["abc_eval"]["median"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     // The values `auto` chose are in `config`, the reasons in `config_auto`.
-    for key in ["synthesis_workers", "synthesis_threads", "prover_threads", "concurrency"] {
+    for key in [
+        "synthesis_workers",
+        "synthesis_threads",
+        "prover_threads",
+        "concurrency",
+    ] {
         let why = v["config_auto"][key].as_str().unwrap_or_default();
         assert!(!why.is_empty(), "config_auto.{key}: {}", v["config_auto"]);
     }
@@ -95,7 +105,10 @@ fn bench_sha256_and_synthetic_partitions_verify() {
     let v = json(&out);
     assert_eq!(v["summary"]["proofs"], 12);
     assert_eq!(v["summary"]["verified"], 12);
-    assert!(v["summary"]["stages"].get("abc_eval").is_none(), "the plain path");
+    assert!(
+        v["summary"]["stages"].get("abc_eval").is_none(),
+        "the plain path"
+    );
     for i in 0..12 {
         assert_eq!(
             std::fs::metadata(export.join(format!("proof-{i}.bin")))

@@ -147,7 +147,8 @@ pub struct EngineConfig {
 
 /// Keys that take `auto` (their default): the engine picks the value for the machine and the
 /// backend when it starts, and again when one is set to `auto` while running.
-pub const AUTO_KEYS: [&str; 4] = [
+pub const AUTO_KEYS: [&str; 5] = [
+    "precompiled",
     "synthesis_workers",
     "synthesis_threads",
     "prover_threads",

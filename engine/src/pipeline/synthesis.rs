@@ -33,7 +33,8 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     }
     spec.workload.validate()?;
     let loaded = shared.store.get(&spec.workload, &|_, _, _| {})?;
-    let precompiled = match shared.state.lock().cfg.precompiled {
+    let precompiled = match crate::tuning::precompiled_for(&shared.state.lock().cfg, &spec.workload)
+    {
         true => Some(shared.store.circuit(&spec.workload, &|_, _, _| {})?.0),
         false => None,
     };
