@@ -307,7 +307,7 @@ impl EngineConfig {
             }
             let mut chosen = self.clone();
             chosen.set_value(key, value).map_err(|mut e| {
-                e.message += ", or `auto`";
+                e.message = e.message.replacen("expected ", "expected `auto` or ", 1);
                 e
             })?;
             chosen.auto.remove(key);
@@ -440,7 +440,11 @@ mod tests {
             (6, false)
         );
         let err = c.set("synthesis_workers", "0").unwrap_err();
-        assert!(err.message.ends_with("or `auto`"), "{}", err.message);
+        assert!(
+            err.message.starts_with("expected `auto` or"),
+            "{}",
+            err.message
+        );
         c.set("synthesis_workers", "auto").unwrap();
         assert_eq!(c.get("synthesis_workers").unwrap(), "auto");
         // Once the engine chose, `get` gives the chosen value.
