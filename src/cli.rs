@@ -290,16 +290,28 @@ pub struct EngineArgs {
     #[arg(long, value_name = "true|false|auto")]
     pub precompiled: Option<String>,
 
-    /// Page-lock a/b/c and upload them before the partition's GPU region [default: true]
-    #[arg(long, value_name = "true|false")]
+    /// Page-lock a/b/c and upload them before the partition's GPU region; auto: true on the
+    /// cuda backend [default: auto]
+    #[arg(long, value_name = "true|false|auto")]
     pub prestage: Option<String>,
 
     /// MSM batches without hard synchronisation between them [default: true]
     #[arg(long, value_name = "true|false")]
     pub msm_double_buffer: Option<String>,
 
-    /// Where B in G2 is computed: cpu (the finalizer, overlapping the GPU) or gpu [default: cpu]
-    #[arg(long, value_name = "cpu|gpu")]
+    /// How the GPU's MSMs accumulate buckets: xyzz, or batch-affine levels before the XYZZ
+    /// pass (slower on the H200; to compare) [default: xyzz]
+    #[arg(long, value_name = "xyzz|batch-affine")]
+    pub msm_accumulation: Option<String>,
+
+    /// H's MSM over shifted copies of its bases when they fit in VRAM (auto) or over the bases
+    /// as they are (off) [default: auto]
+    #[arg(long, value_name = "auto|off")]
+    pub shifted_bases: Option<String>,
+
+    /// Where B in G2 is computed: cpu (the finalizer) or gpu; auto: gpu on the cuda backend
+    /// [default: auto]
+    #[arg(long, value_name = "cpu|gpu|auto")]
     pub b_g2_on: Option<String>,
 
     /// Where the SRS lives: host (streamed), device (resident when it fits), auto [default: auto]
@@ -330,6 +342,8 @@ impl EngineArgs {
             ("precompiled", &self.precompiled),
             ("prestage", &self.prestage),
             ("msm_double_buffer", &self.msm_double_buffer),
+            ("msm_accumulation", &self.msm_accumulation),
+            ("shifted_bases", &self.shifted_bases),
             ("b_g2_on", &self.b_g2_on),
             ("srs_residency", &self.srs_residency),
             ("host_memory_budget", &self.host_memory_budget),

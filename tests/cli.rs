@@ -211,3 +211,28 @@ fn headless_main_command_proves_and_exits_0() {
     assert_eq!(err.matches(" verified ·").count(), 2, "{err}");
     assert!(err.contains("2/2 proofs verified"), "{err}");
 }
+
+#[test]
+fn the_msm_paths_are_flags_reported_in_the_json_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "bench",
+        "--backend",
+        "cpu",
+        "--log2-constraints",
+        "8",
+        "--proofs",
+        "1",
+        "--json",
+        "--msm-accumulation",
+        "batch-affine",
+        "--shifted-bases",
+        "off",
+    ];
+    let v = json(&provetop(dir.path(), &args));
+    assert_eq!(v["config"]["msm_accumulation"], "batch-affine");
+    assert_eq!(v["config"]["shifted_bases"], "off");
+    let out = provetop(dir.path(), &["bench", "--shifted-bases", "sideways"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--shifted-bases"));
+}

@@ -52,6 +52,20 @@ pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
                  b, c from the matrices on the CPU"
                     .into()
             }
+            "prestage" if gpu => {
+                cfg.prestage = true;
+                let cap = crate::hostmem::available_memory().map_or(16 << 30, |m| m / 4);
+                format!(
+                    "true: a page-locked pool of up to {} GiB (a quarter of the memory \
+                     available) lets a GPU worker upload a partition at link speed before it \
+                     takes the lock",
+                    cap >> 30
+                )
+            }
+            "prestage" => {
+                cfg.prestage = false;
+                "false: no GPU proves here, so nothing is copied to a device".into()
+            }
             "b_g2_on" if gpu => {
                 cfg.b_g2_on = Placement::Gpu;
                 "gpu: a G2 MSM on the device leaves the host's cores to synthesis".into()
@@ -142,6 +156,7 @@ mod tests {
                 assert!(cfg.synthesis_workers <= cores.max(2), "{at}");
                 let on_gpu = backend == BackendKind::Cuda;
                 assert_eq!(cfg.b_g2_on == Placement::Gpu, on_gpu, "{at}");
+                assert_eq!(cfg.prestage, on_gpu, "{at}");
             }
         }
     }

@@ -54,6 +54,25 @@ pub enum Residency {
     Device,
 }
 
+/// How the MSM kernels accumulate their buckets: XYZZ additions, or pairwise affine levels
+/// with one inversion per batch before the XYZZ pass (correct, slower on the H200 at 2^24).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Accumulation {
+    #[serde(rename = "xyzz")]
+    Xyzz,
+    #[serde(rename = "batch-affine")]
+    BatchAffine,
+}
+
+/// Whether H's MSM runs over shifted copies of its bases (one per window, resident beside the
+/// SRS) when they fit in VRAM (`auto`), or over the bases as they are (`off`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShiftedBases {
+    Auto,
+    Off,
+}
+
 /// A memory budget: `auto` or a number of bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Budget {
@@ -136,6 +155,8 @@ pub struct EngineConfig {
     pub precompiled: bool,
     pub prestage: bool,
     pub msm_double_buffer: bool,
+    pub msm_accumulation: Accumulation,
+    pub shifted_bases: ShiftedBases,
     pub b_g2_on: Placement,
     pub srs_residency: Residency,
     pub host_memory_budget: Budget,
@@ -147,8 +168,9 @@ pub struct EngineConfig {
 
 /// Keys that take `auto` (their default): the engine picks the value for the machine and the
 /// backend when it starts, and again when one is set to `auto` while running.
-pub const AUTO_KEYS: [&str; 5] = [
+pub const AUTO_KEYS: [&str; 6] = [
     "precompiled",
+    "prestage",
     "synthesis_workers",
     "synthesis_threads",
     "prover_threads",
@@ -175,6 +197,8 @@ impl Default for EngineConfig {
             precompiled: true,
             prestage: true,
             msm_double_buffer: true,
+            msm_accumulation: Accumulation::Xyzz,
+            shifted_bases: ShiftedBases::Auto,
             b_g2_on: Placement::Cpu,
             srs_residency: Residency::Auto,
             host_memory_budget: Budget::Auto,
@@ -212,7 +236,7 @@ pub enum Liveness {
     Startup,
 }
 
-pub const KEYS: [&str; 15] = [
+pub const KEYS: [&str; 17] = [
     "backend",
     "devices",
     "cpu_devices",
@@ -224,6 +248,8 @@ pub const KEYS: [&str; 15] = [
     "precompiled",
     "prestage",
     "msm_double_buffer",
+    "msm_accumulation",
+    "shifted_bases",
     "b_g2_on",
     "srs_residency",
     "host_memory_budget",
@@ -268,7 +294,8 @@ fn parse_enum<T: for<'de> Deserialize<'de>>(
 impl EngineConfig {
     pub fn liveness(key: &str) -> Option<Liveness> {
         match key {
-            "backend" | "devices" => Some(Liveness::Startup),
+            // The kernels' accumulation and H's resident copies are chosen once per process.
+            "backend" | "devices" | "msm_accumulation" | "shifted_bases" => Some(Liveness::Startup),
             "srs_residency" | "precompiled" => Some(Liveness::NextJob),
             k if KEYS.contains(&k) => Some(Liveness::Live),
             _ => None,
@@ -353,6 +380,10 @@ impl EngineConfig {
             "precompiled" => self.precompiled = parse_bool(key, value)?,
             "prestage" => self.prestage = parse_bool(key, value)?,
             "msm_double_buffer" => self.msm_double_buffer = parse_bool(key, value)?,
+            "msm_accumulation" => {
+                self.msm_accumulation = parse_enum(key, value, "xyzz, batch-affine")?
+            }
+            "shifted_bases" => self.shifted_bases = parse_enum(key, value, "auto, off")?,
             "b_g2_on" => self.b_g2_on = parse_enum(key, value, "cpu, gpu")?,
             "srs_residency" => self.srs_residency = parse_enum(key, value, "auto, host, device")?,
             "host_memory_budget" => {
@@ -426,6 +457,29 @@ mod tests {
             d.set(key, &v).unwrap();
             assert_eq!(d, c, "{key} round-trips through get/set");
         }
+    }
+
+    #[test]
+    fn the_msm_paths_are_startup_keys_and_older_configs_get_their_defaults() {
+        let mut c = EngineConfig::default();
+        c.set("msm_accumulation", "batch-affine").unwrap();
+        c.set("shifted_bases", "off").unwrap();
+        assert_eq!(
+            (c.msm_accumulation, c.shifted_bases),
+            (Accumulation::BatchAffine, ShiftedBases::Off)
+        );
+        let err = c.set("shifted_bases", "sideways").unwrap_err();
+        assert!(err.message.contains("auto, off"), "{}", err.message);
+        for key in ["msm_accumulation", "shifted_bases"] {
+            assert_eq!(EngineConfig::liveness(key), Some(Liveness::Startup));
+        }
+        // A session header written before the keys existed.
+        let mut old = serde_json::to_value(EngineConfig::default()).unwrap();
+        let o = old.as_object_mut().unwrap();
+        o.remove("msm_accumulation");
+        o.remove("shifted_bases");
+        let back: EngineConfig = serde_json::from_value(old).unwrap();
+        assert_eq!(back, EngineConfig::default());
     }
 
     #[test]

@@ -75,6 +75,7 @@ pub struct RegionOptions {
     pub prestage: bool,
     pub msm_double_buffer: bool,
     pub srs_residency: crate::config::Residency,
+    pub shifted_bases: crate::config::ShiftedBases,
     pub vram_budget: crate::config::Budget,
     /// Workers sharing a device: the room its resident data must leave them.
     pub workers_per_device: usize,
@@ -93,6 +94,7 @@ impl From<&crate::config::EngineConfig> for RegionOptions {
             prestage: c.prestage,
             msm_double_buffer: c.msm_double_buffer,
             srs_residency: c.srs_residency,
+            shifted_bases: c.shifted_bases,
             vram_budget: c.vram_budget,
             workers_per_device: c.gpu_workers_per_device,
         }

@@ -140,10 +140,13 @@ impl EngineHandle {
         let config_devices = config.devices.clone();
         // GPUs are fixed at start; `cpu_devices` applies to the cpu backend only.
         let gpus: Vec<Arc<dyn crate::backend::Executor>> = match backend {
-            BackendKind::Cuda => crate::backend::cuda::executors(&config_devices)?
-                .into_iter()
-                .map(|e| e as Arc<dyn crate::backend::Executor>)
-                .collect(),
+            BackendKind::Cuda => {
+                crate::backend::cuda::msm::select_accumulation(config.msm_accumulation);
+                crate::backend::cuda::executors(&config_devices)?
+                    .into_iter()
+                    .map(|e| e as Arc<dyn crate::backend::Executor>)
+                    .collect()
+            }
             _ => vec![],
         };
         let machine = crate::tuning::Machine::here(backend, gpus.len());

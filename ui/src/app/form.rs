@@ -15,25 +15,20 @@ pub enum Row {
     Save,
 }
 
-pub const ROWS: [Row; 17] = [
-    Row::Engine(KEYS[0]),
-    Row::Engine(KEYS[1]),
-    Row::Engine(KEYS[2]),
-    Row::Engine(KEYS[3]),
-    Row::Engine(KEYS[4]),
-    Row::Engine(KEYS[5]),
-    Row::Engine(KEYS[6]),
-    Row::Engine(KEYS[7]),
-    Row::Engine(KEYS[8]),
-    Row::Engine(KEYS[9]),
-    Row::Engine(KEYS[10]),
-    Row::Engine(KEYS[11]),
-    Row::Engine(KEYS[12]),
-    Row::Engine(KEYS[13]),
-    Row::Theme,
-    Row::Refresh,
-    Row::Save,
-];
+/// Every `[engine]` key, then the `[ui]` settings and the save row.
+pub const ROWS: [Row; KEYS.len() + 3] = rows();
+
+const fn rows() -> [Row; KEYS.len() + 3] {
+    let mut rows = [Row::Save; KEYS.len() + 3];
+    let mut i = 0;
+    while i < KEYS.len() {
+        rows[i] = Row::Engine(KEYS[i]);
+        i += 1;
+    }
+    rows[KEYS.len()] = Row::Theme;
+    rows[KEYS.len() + 1] = Row::Refresh;
+    rows
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldKind {
@@ -56,6 +51,8 @@ pub fn field_kind(key: &str) -> FieldKind {
         "synthesis_threads" | "prover_threads" => FieldKind::Count(1, 4096),
         "lock" => FieldKind::Choice(&["single", "two-lock", "none"]),
         "b_g2_on" => FieldKind::Choice(&["cpu", "gpu"]),
+        "msm_accumulation" => FieldKind::Choice(&["xyzz", "batch-affine"]),
+        "shifted_bases" => FieldKind::Choice(&["auto", "off"]),
         "srs_residency" => FieldKind::Choice(&["auto", "host", "device"]),
         "precompiled" | "prestage" | "msm_double_buffer" => FieldKind::Bool,
         _ => FieldKind::Budget,
@@ -164,15 +161,15 @@ mod tests {
         let mut f = Form::default();
         f.step("lock", 1, &cfg);
         f.step("gpu_workers_per_device", 1, &cfg);
-        f.step("prestage", 1, &cfg);
+        f.step("msm_double_buffer", 1, &cfg);
         f.step("vram_budget", 1, &cfg);
         f.step("vram_budget", 1, &cfg);
         f.step("backend", 1, &cfg);
         assert_eq!(f.value("lock", &cfg), "two-lock");
         assert_eq!(f.value("vram_budget", &cfg), "2GiB");
-        f.step("prestage", 1, &cfg);
+        f.step("msm_double_buffer", 1, &cfg);
         assert!(
-            !f.pending.contains_key("prestage"),
+            !f.pending.contains_key("msm_double_buffer"),
             "back to the engine's value"
         );
         f.pending.insert("synthesis_workers".into(), "0".into());

@@ -15,7 +15,7 @@ use super::msm;
 use super::pinned::Staging;
 use super::workspace::another_workers_bytes;
 use crate::backend::{Engine, RegionOptions, Steps};
-use crate::config::{Budget, Residency};
+use crate::config::{Budget, Residency, ShiftedBases};
 use crate::params::Parameters;
 use crate::telemetry::accounting::VramPurpose;
 use crate::telemetry::Stage;
@@ -39,11 +39,6 @@ pub(super) struct Srs {
 pub(super) enum HQuery {
     Plain(DevBuf),
     Shifted(DevBuf, msm::Shifted),
-}
-
-/// `PROVETOP_SHIFTED_BASES=0` keeps H's bases plain, to compare.
-fn shifting_wanted() -> bool {
-    std::env::var("PROVETOP_SHIFTED_BASES").map_or(true, |v| v != "0")
 }
 
 /// Identifies a parameter set: its delta is fresh randomness of its setup.
@@ -87,7 +82,7 @@ impl CudaExecutor {
         self.gpu.sync(s)?;
         let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
         steps.push(Stage::H2d, Engine::H2d, start, bytes as u64);
-        if residency != Residency::Host && shifting_wanted() {
+        if residency != Residency::Host && o.shifted_bases == ShiftedBases::Auto {
             srs.h = self.shift_h(srs.h, p, s, (budget, o.workers_per_device, b_g2))?;
         }
         let srs = Arc::new(srs);

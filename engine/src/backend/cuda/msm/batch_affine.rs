@@ -1,9 +1,13 @@
 //! The batch-affine accumulation (cuda/msm/batch_affine.cuh): each bucket's points added
 //! pairwise in affine levels (one inversion per 1024 additions), then the XYZZ pass over what
-//! is left. Off unless `PROVETOP_MSM_AFFINE=1` (`enabled`).
+//! is left. Off unless `msm_accumulation = "batch-affine"` (`select`, `enabled`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Result;
 use cudarc::driver::CudaStream;
+
+use crate::config::Accumulation;
 
 use super::super::consts::{
     PT_MSM_ACC_THREADS, PT_MSM_AFF_K, PT_MSM_AFF_THREADS, PT_MSM_PLAN_THREADS,
@@ -13,11 +17,20 @@ use super::curve::G1;
 use super::pippenger::fixup;
 use super::{aff_omax, Config, Layout, XYZZ};
 
-/// Whether MSMs accumulate buckets with batch-affine additions: only with
-/// PROVETOP_MSM_AFFINE=1. Correct on the H200 but 4.4x slower than XYZZ at 2^24 there
-/// (bench/results/h200-2026-11-30d, docs/notes.md), so XYZZ is the default.
+/// The process's accumulation: a startup key, since workspaces are sized for it and every
+/// executor shares the kernels.
+static BATCH_AFFINE: AtomicBool = AtomicBool::new(false);
+
+/// Sets how MSMs accumulate buckets, before the first region. Batch-affine is correct on the
+/// H200 but 4.4x slower than XYZZ at 2^24 there (bench/results/h200-2026-11-30d,
+/// docs/notes.md), so XYZZ is the default.
+pub fn select(a: Accumulation) {
+    BATCH_AFFINE.store(a == Accumulation::BatchAffine, Ordering::Relaxed);
+}
+
+/// Whether MSMs accumulate buckets with batch-affine additions.
 pub(super) fn enabled() -> bool {
-    std::env::var("PROVETOP_MSM_AFFINE").is_ok_and(|v| v.trim() == "1")
+    BATCH_AFFINE.load(Ordering::Relaxed)
 }
 
 /// The batch-affine accumulation (cuda/README.md): per group of `agw` windows, the level

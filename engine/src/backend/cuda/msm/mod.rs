@@ -13,6 +13,7 @@ mod pippenger;
 mod shifted;
 mod sums;
 
+pub use batch_affine::select as select_accumulation;
 pub use g2::{g2_combine, g2_enqueue, g2_scratch_bytes, G2Windows};
 pub use pippenger::{enqueue, enqueue_shifted};
 pub use shifted::{shift_enqueue, shift_scratch_bytes, shifted_scratch_bytes, Shifted};
