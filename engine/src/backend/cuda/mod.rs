@@ -22,6 +22,9 @@ mod workspace;
 pub use ops::{NttKind, UploadRates};
 
 pub use executor::CudaExecutor;
+/// One GPU's copy and launch wrappers, public for their documented contracts (the copy
+/// guards' doctests show what does not compile).
+pub use gpu::{Gpu, InFlight};
 
 /// The least `vram_budget` a worker proves one partition of `shape` in: its buffers at their
 /// largest (the SRS streamed from the host), B in G2's too when it runs on the device.
