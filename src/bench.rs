@@ -12,6 +12,9 @@ use crate::cli::BenchArgs;
 use crate::run::{self, RunOutput, Session};
 
 pub fn main(args: &BenchArgs) -> Result<i32> {
+    if let Some(dir) = &args.export_dir {
+        run::usage(export_dir(dir))?;
+    }
     let mut session = run::start(&args.engine)?;
     let loaded = run::prepare_params(&session)?;
     let plan = &session.plan;
@@ -322,6 +325,16 @@ pub fn gap_detail_line(d: &provetop_telemetry::report::DeviceReport) -> Option<S
 }
 
 /// vk.bin, params.bin and proof-<i>.bin / inputs-<i>.bin, i = job × P + partition.
+/// `--export-dir`, checked before the run: a folder, made now if missing, so a bad one costs
+/// no proving.
+fn export_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!("--export-dir {}: not a folder", dir.display());
+    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--export-dir {}: cannot create it", dir.display()))
+}
+
 fn export(dir: &Path, loaded: &Loaded, out: &RunOutput, partitions: u32) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut vk = vec![];

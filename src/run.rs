@@ -79,6 +79,8 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
     if let Some(why) = why_not_cuda {
         tracing::info!("backend auto: using the cpu backend because {why}");
     }
+    usage(crate::bounds::counts(args.proofs, args.partitions))?;
+    usage(crate::bounds::backend(&cfg, engine_backend))?;
     let porep = match args.workload {
         WorkloadName::Porep => Some(Arc::new(usage(prepare_porep(args))?)),
         _ => None,
@@ -98,6 +100,7 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         (WorkloadName::Porep, None) => unreachable!("prepared above"),
     };
     usage(workload.validate())?;
+    usage(crate::bounds::budgets(&cfg, engine_backend, &workload))?;
     let partitions = match &porep {
         Some(p) if args.partitions != 1 && args.partitions != p.partitions => {
             return Err(UsageError(anyhow::anyhow!(
@@ -136,9 +139,6 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         seed: args.seed,
         schedule: args.at.clone(),
     };
-    if plan.partitions == 0 {
-        return Err(UsageError(anyhow::anyhow!("--partitions must be at least 1")).into());
-    }
     usage(Scheduled::validate(&plan.schedule, &cfg).map_err(|e| anyhow::anyhow!("--at {e}")))?;
     if let Some(p) = &params {
         if !p.is_file() {
@@ -187,6 +187,10 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
                 UsageError(anyhow::anyhow!("--metrics-addr {addr}: cannot listen: {e}"))
             })?;
             eprintln!("metrics: serving http://{}/metrics", exporter.local_addr());
+            if let Some(w) = prometheus::exposure_warning(exporter.local_addr()) {
+                tracing::warn!("metrics: {w}");
+                eprintln!("metrics: {w}");
+            }
             Some(exporter)
         }
     };
@@ -430,6 +434,8 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
         }
     }
     let end = engine.clock().now();
+    // What the run never reached is reported as not applied, not dropped without a trace.
+    engine.end_schedule();
     for e in events.rx.try_iter() {
         observe(&mut report, &e);
     }

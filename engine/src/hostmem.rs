@@ -13,10 +13,63 @@ pub fn available_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The bytes of plain-old-data values (blst structs, integers) as they lie in memory.
-pub fn as_bytes<T>(s: &[T]) -> &[u8] {
-    // SAFETY: only used on types without padding or pointers; the view borrows `s`.
+/// Plain data: a type without padding bytes, pointers or references, for which every byte
+/// pattern of its size is a valid value (what bytemuck calls `Pod`). Its values may be viewed
+/// as bytes, and bytes (from a file or a device) read back as values.
+///
+/// # Safety
+///
+/// Implement only for such types: `#[repr(C)]` or `#[repr(transparent)]` over integers or
+/// arrays of them, with no padding between or after fields.
+pub unsafe trait PlainData: Copy + Send + Sync + 'static {}
+
+// SAFETY: integers have no padding, and every bit pattern is a value.
+unsafe impl PlainData for u8 {}
+// SAFETY: as for u8.
+unsafe impl PlainData for u32 {}
+// SAFETY: as for u8.
+unsafe impl PlainData for u64 {}
+// SAFETY: blstrs' Scalar is repr(transparent) over blst_fr, four u64 limbs (32 bytes, no
+// padding); any limbs are a value (a non-canonical one is the arithmetic's concern, not memory
+// safety's).
+unsafe impl PlainData for Scalar {}
+// SAFETY: repr(transparent) over blst_p1_affine, two blst_fp of six u64 limbs (96 bytes, no
+// padding); any limbs are a value, as for Scalar.
+unsafe impl PlainData for blstrs::G1Affine {}
+// SAFETY: repr(transparent) over blst_p2_affine, two blst_fp2 of twelve u64 limbs (192 bytes,
+// no padding); as for G1Affine.
+unsafe impl PlainData for blstrs::G2Affine {}
+
+// SAFETY: arrays lay their elements out without gaps; plain elements make a plain array.
+unsafe impl<T: PlainData, const N: usize> PlainData for [T; N] {}
+
+/// The bytes of plain-data values as they lie in memory.
+///
+/// ```
+/// assert_eq!(provetop_engine::hostmem::as_bytes(&[1u32, 2]), [1, 0, 0, 0, 2, 0, 0, 0]);
+/// ```
+///
+/// A type with padding (whose padding bytes are uninitialised) is refused:
+///
+/// ```compile_fail,E0277
+/// #[derive(Clone, Copy)]
+/// struct Padded {
+///     a: u8,
+///     b: u64,
+/// }
+/// let _ = provetop_engine::hostmem::as_bytes(&[Padded { a: 1, b: 2 }]);
+/// ```
+pub fn as_bytes<T: PlainData>(s: &[T]) -> &[u8] {
+    // SAFETY: `PlainData` types have no padding, so every byte is initialised; the view
+    // borrows `s` and covers exactly its bytes.
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+
+/// The bytes of plain-data values, writable: any bytes written are values again.
+pub fn as_bytes_mut<T: PlainData>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: as for `as_bytes`, and every byte pattern is a `PlainData` value; the view
+    // borrows `s` mutably, so nothing else reads it meanwhile.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, std::mem::size_of_val(s)) }
 }
 
 /// Scalars as their bytes (blst_fr: 32 bytes of plain data, the Montgomery form), writable.

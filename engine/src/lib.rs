@@ -7,6 +7,9 @@
 //! config, control and event types are the contract crate's (`provetop-telemetry`),
 //! re-exported here under the engine's own paths.
 
+// Every `unsafe` block says why it is sound (denied under `clippy -D warnings`).
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod backend;
 pub mod circuit;
 pub mod curve;

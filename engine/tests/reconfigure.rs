@@ -30,7 +30,8 @@ fn valid_change(rng: &mut impl Rng) -> (String, String) {
         4 => ("prover_threads", rng.gen_range(1..=3).to_string()),
         5 => ("prestage", rng.gen_bool(0.5).to_string()),
         6 => ("msm_double_buffer", rng.gen_bool(0.5).to_string()),
-        7 => ("b_g2_on", ["cpu", "gpu"].choose(rng).unwrap().to_string()),
+        // `gpu` on the cpu backend is refused (below).
+        7 => ("b_g2_on", "cpu".to_string()),
         8 => ("cpu_devices", rng.gen_range(1..=3).to_string()),
         _ => (
             "host_memory_budget",
@@ -49,6 +50,7 @@ fn invalid_change(rng: &mut impl Rng) -> (String, String) {
         ("synthesis_threads", "-2"),
         ("cpu_devices", "0"),
         ("b_g2_on", "fpga"),
+        ("b_g2_on", "gpu"),
         ("backend", "cpu"),
         ("workers", "3"),
         ("vram_budget", "lots"),

@@ -24,8 +24,9 @@ pub fn configure(params_dir: Option<&Path>) -> Result<PathBuf> {
     }
     let dir = match params_dir {
         Some(d) => d.to_path_buf(),
-        // Made when the key is written, removed by `cleanup`.
-        None => std::env::temp_dir().join(format!("provetop-vk-{}", std::process::id())),
+        // A fresh folder only this user can open, under a name no one can guess or have made
+        // beforehand; removed by `cleanup`.
+        None => private_dir()?,
     };
     let parents = provetop_engine::params::cache::cache_root()
         .join("porep")
@@ -35,6 +36,18 @@ pub fn configure(params_dir: Option<&Path>) -> Result<PathBuf> {
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
     std::env::set_var("FIL_PROOFS_PARENT_CACHE", &parents);
     Ok(DIR.get_or_init(|| dir).clone())
+}
+
+/// A new private temporary folder (mode 0700, a random name) kept until `cleanup`.
+fn private_dir() -> Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    // Made with the mode, not changed after: no moment when others may enter it.
+    let dir = tempfile::Builder::new()
+        .prefix("provetop-vk-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
+        .context("creating a private folder for the verifying key")?;
+    Ok(dir.keep())
 }
 
 /// Removes the per-process key folder of [`configure`], if it made one.
@@ -55,8 +68,8 @@ pub fn verify(porep: &Porep, vk: &VerifyingKey, proofs: &[u8]) -> Result<Option<
         // Our key, for parameters we generated: filecoin-proofs reads it from its cache folder.
         let mut bytes = vec![];
         io::write_vk(vk, &mut bytes)?;
-        std::fs::create_dir_all(&porep.vk_dir)
-            .and_then(|_| std::fs::write(&vk_path, bytes))
+        // Into the folder `configure` made: never one made again under its name.
+        std::fs::write(&vk_path, bytes)
             .with_context(|| format!("writing {}", vk_path.display()))?;
     }
     let c1 = &porep.c1;
@@ -84,4 +97,33 @@ fn verify_seal<Tree: 'static + MerkleTreeTrait>(
         c1.seed,
         proofs,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_folder_is_private_and_never_a_planted_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let cache = tempfile::tempdir().unwrap();
+        // The parent cache goes under it, not the user's; no other test here reads it.
+        std::env::set_var("XDG_CACHE_HOME", cache.path());
+        // A folder planted under the name a predictable scheme would use is not taken.
+        let planted = std::env::temp_dir().join(format!("provetop-vk-{}", std::process::id()));
+        let made = std::fs::create_dir(&planted).is_ok();
+        let dir = configure(None).unwrap();
+        if made {
+            let _ = std::fs::remove_dir(&planted);
+        }
+        assert_ne!(dir, planted);
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}: {mode:o}", dir.display());
+        assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "empty");
+        let other = private_dir().unwrap();
+        assert_ne!(other, dir, "a fresh name each time");
+        for d in [dir, other] {
+            std::fs::remove_dir_all(d).unwrap();
+        }
+    }
 }

@@ -111,7 +111,7 @@ impl Density {
 /// N vectors of `len`, element i of each from `f(i)`, filled in parallel and written once (no
 /// zeroing pass first: at 2^24 that pass alone writes 1.6 GB): A, B, C and the witness of a
 /// synthesis, in one pass over the rows.
-pub fn par_columns<T: Copy + Send, const N: usize>(
+pub fn par_columns<T: crate::hostmem::PlainData, const N: usize>(
     len: usize,
     f: impl Fn(usize) -> [T; N] + Sync,
 ) -> [Vec<T>; N] {
@@ -121,7 +121,7 @@ pub fn par_columns<T: Copy + Send, const N: usize>(
 /// `par_columns`, writing column k into `lent[k]` where it is given (at least `len` long; its
 /// vector then comes back empty): a page-locked block the copy engines read, with no host
 /// copy between synthesis and the link.
-pub fn par_columns_into<T: Copy + Send, const N: usize>(
+pub fn par_columns_into<T: crate::hostmem::PlainData, const N: usize>(
     len: usize,
     f: impl Fn(usize) -> [T; N] + Sync,
     mut lent: [Option<&mut [T]>; N],
@@ -152,6 +152,9 @@ pub fn par_columns_into<T: Copy + Send, const N: usize>(
                 // SAFETY: i < len ≤ each column's room, and no other chunk writes index i.
                 let p = unsafe { bases.0[k].add(i) };
                 #[cfg(target_arch = "x86_64")]
+                // SAFETY: `p` is element i of a column with room for it, written by this chunk
+                // alone; a 32-byte `PlainData` value has no padding, so its halves are
+                // initialised, and the streaming stores get the 16-byte alignment checked.
                 unsafe {
                     if std::mem::size_of::<T>() == 32 && (p as usize) % 16 == 0 {
                         use std::arch::x86_64::*;
@@ -164,6 +167,7 @@ pub fn par_columns_into<T: Copy + Send, const N: usize>(
                     }
                 };
                 #[cfg(not(target_arch = "x86_64"))]
+                // SAFETY: as above: element i, written by this chunk alone.
                 unsafe {
                     p.write(v)
                 };
@@ -171,6 +175,7 @@ pub fn par_columns_into<T: Copy + Send, const N: usize>(
         }
         // Streaming stores are weakly ordered: fence them before the chunk counts as done.
         #[cfg(target_arch = "x86_64")]
+        // SAFETY: a store fence has no preconditions.
         unsafe {
             std::arch::x86_64::_mm_sfence()
         };
@@ -179,6 +184,7 @@ pub fn par_columns_into<T: Copy + Send, const N: usize>(
     // never gets here).
     for (c, l) in cols.iter_mut().zip(&lent) {
         if l.is_none() {
+            // SAFETY: as said above the loop.
             unsafe { c.set_len(len) };
         }
     }

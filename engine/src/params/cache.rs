@@ -124,8 +124,9 @@ pub(crate) fn room_for(dir: &Path, bytes: u64) -> Result<()> {
 fn free_bytes(dir: &Path) -> Result<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes())?;
-    // SAFETY: statvfs fills the struct it is given and reads a NUL-terminated path.
+    // SAFETY: statvfs is a plain C struct of integers, for which all zeros is a value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: statvfs fills the struct it is given and reads a NUL-terminated path.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         bail!(
             "statvfs {}: {}",

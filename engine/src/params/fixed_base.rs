@@ -28,6 +28,7 @@ pub trait TableCurve:
         + Sync
         + Default
         + PartialEq
+        + crate::hostmem::PlainData
         + std::ops::Neg<Output = Self::Affine>;
     fn batch_to_affine(p: &[Self], out: &mut [Self::Affine]);
 }

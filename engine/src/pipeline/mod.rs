@@ -27,9 +27,14 @@ use crate::telemetry::{Bus, Clock, ConfigChange, ProofRecord};
 use state::State;
 pub(crate) use state::QUEUE_SLACK;
 
+pub use reconfigure::fits_backend;
 pub use schedule::{Scheduled, When};
+pub use synthesis::partition_bytes;
 
 pub type JobId = u64;
+
+/// Partitions of one job at most: a PoRep C2 job has 10; each is a ticket held from submission.
+pub const MAX_PARTITIONS: u32 = 1024;
 
 /// A job: `partitions` circuits of one workload sharing one set of parameters.
 #[derive(Clone, Debug)]
@@ -272,6 +277,12 @@ impl EngineHandle {
     /// Applies changes at a time from the start or after a number of finished partitions.
     pub fn schedule(&self, plan: Vec<Scheduled>) {
         schedule::install(&self.shared, plan)
+    }
+
+    /// Ends the schedule of `schedule`: changes that have not come due are dropped and
+    /// logged as not applied, with the reason; returns them. For the end of a run.
+    pub fn end_schedule(&self) -> Vec<ConfigChange> {
+        schedule::end(&self.shared)
     }
 
     /// Puts a user annotation on the timeline.

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use super::state::{host_budget, pool, State};
 use super::{worker, Shared};
 use crate::backend::cpu::CpuExecutor;
-use crate::config::{cores, ConfigError, EngineConfig, Liveness};
+use crate::backend::BackendKind;
+use crate::config::{cores, ConfigError, EngineConfig, Liveness, Placement};
 use crate::telemetry::{ConfigChange, Event};
 
 pub(super) fn apply(
@@ -25,7 +26,8 @@ pub(super) fn apply(
                 message: "cannot change while the engine runs; restart with the new value".into(),
             }),
             _ => next.set(key, value),
-        });
+        })
+        .and_then(|()| fits_backend(&next, shared.backend));
     if let Err(e) = checked {
         for (key, value) in changes {
             let refused = ConfigChange {
@@ -76,6 +78,19 @@ pub(super) fn apply(
     Ok(applied)
 }
 
+/// Refuses values the backend cannot run: B in G2 on a GPU where no GPU proves.
+pub fn fits_backend(cfg: &EngineConfig, backend: BackendKind) -> Result<(), ConfigError> {
+    if backend != BackendKind::Cuda && cfg.b_g2_on == Placement::Gpu && !cfg.is_auto("b_g2_on") {
+        return Err(ConfigError {
+            key: "b_g2_on".into(),
+            message: format!(
+                "`gpu` needs the cuda backend; the {backend} backend computes B in G2 on the CPU"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Creates the devices and workers of the initial configuration.
 pub(super) fn sync_devices(shared: &Arc<Shared>) {
     let mut st = shared.state.lock();
@@ -101,7 +116,7 @@ fn sync(shared: &Arc<Shared>, st: &mut State, old: &EngineConfig) -> anyhow::Res
             d.lock = Arc::from(super::locks::new_lock(cfg.lock));
         }
     }
-    if shared.backend == crate::backend::BackendKind::Cpu {
+    if shared.backend == BackendKind::Cpu {
         sync_cpu_devices(st, cfg.cpu_devices)?;
     }
     for d in 0..st.devices.len() {

@@ -3,10 +3,11 @@
 //! when the schedule is installed, i.e. when the run starts, not from engine start-up.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::Shared;
 use crate::config::{ConfigError, EngineConfig};
+use crate::telemetry::{ConfigChange, Event};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum When {
@@ -77,37 +78,99 @@ impl Scheduled {
 }
 
 pub(super) fn install(shared: &Arc<Shared>, plan: Vec<Scheduled>) {
-    let mut timed = vec![];
-    {
+    let origin = Instant::now();
+    let timed = {
         let mut st = shared.state.lock();
         for s in plan {
             match s.when {
                 When::Partitions(n) => st.after_partitions.push((n, s.changes)),
-                When::Seconds(t) => timed.push((t, s.changes)),
+                When::Seconds(t) => st.after_seconds.push((t, s.changes)),
             }
         }
         st.after_partitions.sort_by_key(|(n, _)| *n);
-    }
-    if timed.is_empty() {
+        st.after_seconds.sort_by(|a, b| a.0.total_cmp(&b.0));
+        st.scheduled_at = Some(origin);
+        !st.after_seconds.is_empty()
+    };
+    if !timed {
         return;
     }
-    timed.sort_by(|a, b| a.0.total_cmp(&b.0));
     let shared = shared.clone();
-    let origin = std::time::Instant::now();
     std::thread::Builder::new()
         .name("schedule".into())
-        .spawn(move || {
-            for (t, changes) in timed {
-                let due = Duration::from_secs_f64(t);
-                let now = origin.elapsed();
-                if due > now {
-                    std::thread::sleep(due - now);
+        .spawn(move || loop {
+            // The soonest change; none once the schedule has ended or the engine stops.
+            let next = {
+                let st = shared.state.lock();
+                match st.after_seconds.first() {
+                    Some((t, _)) if !st.shutdown => *t,
+                    _ => return,
                 }
-                if shared.state.lock().shutdown {
+            };
+            let due = Duration::from_secs_f64(next);
+            let now = origin.elapsed();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            let changes = {
+                let mut st = shared.state.lock();
+                if st.shutdown {
                     return;
                 }
-                let _ = super::reconfigure::apply(&shared, &changes, "schedule");
-            }
+                // Ended (and listed as never due) while this thread slept: nothing to apply.
+                match st.after_seconds.first() {
+                    Some((t, _)) if *t == next => st.after_seconds.remove(0).1,
+                    _ => continue,
+                }
+            };
+            let _ = super::reconfigure::apply(&shared, &changes, "schedule");
         })
         .expect("spawning the schedule thread");
+}
+
+/// Ends the schedule: every change that has not come due is dropped and listed in the config
+/// log as not applied, with when the run ended, so a report shows what never happened.
+pub(super) fn end(shared: &Arc<Shared>) -> Vec<ConfigChange> {
+    let t = shared.clock.now();
+    let mut st = shared.state.lock();
+    let seconds = st.scheduled_at.map_or(0.0, |o| o.elapsed().as_secs_f64());
+    let why = format!(
+        "never came due: the run ended at {seconds:.1} s, after {} partition(s)",
+        st.finished
+    );
+    let waiting: Vec<(String, Vec<(String, String)>)> = std::mem::take(&mut st.after_partitions)
+        .into_iter()
+        .map(|(n, c)| (format!("p{n}"), c))
+        .chain(
+            std::mem::take(&mut st.after_seconds)
+                .into_iter()
+                .map(|(s, c)| (format!("{s}s"), c)),
+        )
+        .collect();
+    let mut dropped = vec![];
+    for (when, changes) in waiting {
+        for (key, value) in changes {
+            dropped.push(ConfigChange {
+                t,
+                from: st.cfg.get(&key).unwrap_or_default(),
+                key,
+                to: value,
+                by: "schedule".into(),
+                applied: false,
+                error: Some(format!("--at {when}: {why}")),
+            });
+        }
+    }
+    st.config_log.extend(dropped.iter().cloned());
+    drop(st);
+    for c in &dropped {
+        tracing::info!(
+            "config {} = {}: {}",
+            c.key,
+            c.to,
+            c.error.as_deref().unwrap_or("")
+        );
+        shared.bus.publish(Event::Config(c.clone()));
+    }
+    dropped
 }

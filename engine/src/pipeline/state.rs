@@ -90,6 +90,10 @@ pub(crate) struct State {
     pub config_log: Vec<ConfigChange>,
     /// Changes waiting for the N-th finished partition.
     pub after_partitions: Vec<(u64, Vec<(String, String)>)>,
+    /// Changes waiting for a time (seconds from `scheduled_at`), soonest first.
+    pub after_seconds: Vec<(f64, Vec<(String, String)>)>,
+    /// When the schedule was installed: where its times count from.
+    pub scheduled_at: Option<Instant>,
     pub shutdown: bool,
     pub threads: Vec<JoinHandle<()>>,
 }
@@ -128,6 +132,8 @@ impl State {
             finished: 0,
             config_log: vec![],
             after_partitions: vec![],
+            after_seconds: vec![],
+            scheduled_at: None,
             shutdown: false,
             threads: vec![],
         })

@@ -22,14 +22,19 @@ pub(super) fn tails(loaded: &crate::params::store::Loaded) -> [usize; 3] {
     [loaded.shape.num_aux, p.a.len(), p.b_g1.len()]
 }
 
-/// Host bytes one partition holds: a, b, c and the witness, the MSM scalars, NTT scratch.
-fn partition_bytes(rows: usize) -> u64 {
+/// Host bytes one partition of `rows` rows holds: a, b, c and the witness, the MSM scalars,
+/// NTT scratch. The least `host_memory_budget` that proves it.
+pub fn partition_bytes(rows: usize) -> u64 {
     rows.next_power_of_two() as u64 * 32 * 6
 }
 
 pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
-    if spec.partitions == 0 {
-        bail!("a job needs at least one partition");
+    if !(1..=super::MAX_PARTITIONS).contains(&spec.partitions) {
+        bail!(
+            "a job has 1 to {} partitions, not {}",
+            super::MAX_PARTITIONS,
+            spec.partitions
+        );
     }
     spec.workload.validate()?;
     let loaded = shared.store.get(&spec.workload, &|_, _, _| {})?;

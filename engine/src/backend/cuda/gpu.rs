@@ -10,10 +10,12 @@ use cudarc::driver::{
 };
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use super::msm::BIN_SORT_SMEM;
+use crate::hostmem::PlainData;
 use crate::memory::{MemoryBudget, Reservation};
 use crate::telemetry::accounting::{self, DeviceCounters, Direction, VramPurpose};
 
@@ -93,6 +95,8 @@ impl Gpu {
             .map_err(cuda)
             .context("creating a CUDA context")?;
         // Our buffers are raw pointers ordered by explicit events: cudarc's own tracking is not needed.
+        // SAFETY: no cudarc buffer of this context exists yet, and the engine orders its raw
+        // buffers itself (streams, events and the copy guards).
         unsafe { ctx.disable_event_tracking() };
         let module = super::load_module(&ctx).map_err(|e| anyhow!(e))?;
         let get = |name: &str| {
@@ -192,6 +196,8 @@ impl Gpu {
         held: Reservation,
     ) -> Result<DevBuf> {
         self.bind()?;
+        // SAFETY: an allocation on the context bound above; the `DevBuf` made of it owns it
+        // and frees it once.
         match unsafe { result::malloc_sync(bytes.max(256)) } {
             Ok(ptr) => {
                 self.counters.allocated(purpose, bytes as u64);
@@ -231,26 +237,77 @@ impl Gpu {
             block_dim: (block, 1, 1),
             shared_mem_bytes: smem,
         };
+        // SAFETY: the arguments follow the kernel ABI of cuda/README.md (device pointers of
+        // live buffers and u32s); each caller sizes the buffers for the grid it launches.
         unsafe { b.launch(cfg) }.map_err(cuda)?;
         Ok(())
     }
 
-    pub fn h2d<T>(&self, stream: &CudaStream, dst: u64, src: &[T]) -> Result<()> {
+    /// Starts copying `src` to device address `dst` on `stream`. The returned guard borrows
+    /// `src` until the copy has finished: `wait` for it (dropping the guard waits too).
+    pub fn h2d<'a, T: PlainData>(
+        &self,
+        stream: &'a CudaStream,
+        dst: u64,
+        src: &'a [T],
+    ) -> Result<InFlight<'a>> {
+        // SAFETY: the guard keeps `src` borrowed, and so alive and unchanged, until the stream
+        // has been synchronised; `dst` is a device address of ours (the caller's buffer).
         unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }.map_err(cuda)?;
         self.counters
             .copied(Direction::H2d, std::mem::size_of_val(src) as u64);
-        Ok(())
+        Ok(InFlight::on(stream))
     }
 
-    pub fn d2h<T>(&self, stream: &CudaStream, dst: &mut [T], src: u64) -> Result<()> {
+    /// Starts copying device address `src` into `dst` on `stream`. The guard borrows `dst`
+    /// mutably until the copy has finished: `wait`, then read `dst`.
+    ///
+    /// The host memory cannot be used, moved or freed while the copy may still write it;
+    /// this does not compile:
+    ///
+    /// ```compile_fail,E0505
+    /// use provetop_engine::backend::cuda::Gpu;
+    /// fn misuse(gpu: &Gpu, stream: &cudarc::driver::CudaStream, dev: u64) -> anyhow::Result<()> {
+    ///     let mut host = vec![0u8; 1 << 20];
+    ///     let copy = gpu.d2h(stream, &mut host, dev)?;
+    ///     drop(host); // freed while the device may still write into it
+    ///     copy.wait()
+    /// }
+    /// ```
+    ///
+    /// while waiting first does:
+    ///
+    /// ```no_run
+    /// use provetop_engine::backend::cuda::Gpu;
+    /// fn fine(gpu: &Gpu, stream: &cudarc::driver::CudaStream, dev: u64) -> anyhow::Result<u8> {
+    ///     let mut host = vec![0u8; 1 << 20];
+    ///     let copy = gpu.d2h(stream, &mut host, dev)?;
+    ///     copy.wait()?;
+    ///     Ok(host[0])
+    /// }
+    /// ```
+    pub fn d2h<'a, T: PlainData>(
+        &self,
+        stream: &'a CudaStream,
+        dst: &'a mut [T],
+        src: u64,
+    ) -> Result<InFlight<'a>> {
+        let bytes = std::mem::size_of_val(dst) as u64;
+        // SAFETY: the guard keeps `dst` mutably borrowed until the stream has been
+        // synchronised, so nothing reads, moves or frees it while the device writes it; any
+        // bytes are a `PlainData` value.
         unsafe { result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }.map_err(cuda)?;
-        self.counters
-            .copied(Direction::D2h, std::mem::size_of_val(dst) as u64);
-        Ok(())
+        self.counters.copied(Direction::D2h, bytes);
+        Ok(InFlight::on(stream))
     }
 
     /// Copies `bytes` from page-locked host memory at `src` to `dst`, on `stream`.
-    pub fn h2d_pinned(
+    ///
+    /// # Safety
+    ///
+    /// `src` must point to `bytes` readable bytes that stay allocated and unwritten until
+    /// the copy has finished (an event recorded after it, or the stream, synchronised).
+    pub unsafe fn h2d_pinned(
         &self,
         stream: &CudaStream,
         dst: u64,
@@ -260,6 +317,8 @@ impl Gpu {
         if bytes == 0 {
             return Ok(());
         }
+        // SAFETY: the caller keeps the `bytes` at `src` alive and unchanged until the copy
+        // has finished (this function's contract).
         unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const _, bytes, stream.cu_stream()) }
             .result()
             .map_err(cuda)?;
@@ -269,12 +328,15 @@ impl Gpu {
 
     /// Sets `count` u32 words at `dst` to zero.
     pub fn zero_u32(&self, stream: &CudaStream, dst: u64, count: usize) -> Result<()> {
+        // SAFETY: device memory only (no host byte is touched); the caller's buffer at `dst`
+        // holds `count` words.
         unsafe { sys::cuMemsetD32Async(dst, 0, count, stream.cu_stream()) }
             .result()
             .map_err(cuda)
     }
 
     pub fn zero_bytes(&self, stream: &CudaStream, dst: u64, bytes: usize) -> Result<()> {
+        // SAFETY: as for `zero_u32`: device memory of the caller's buffer.
         unsafe { sys::cuMemsetD8Async(dst, 0, bytes, stream.cu_stream()) }
             .result()
             .map_err(cuda)
@@ -282,6 +344,40 @@ impl Gpu {
 
     pub fn sync(&self, stream: &CudaStream) -> Result<()> {
         stream.synchronize().map_err(cuda)
+    }
+}
+
+/// An asynchronous copy between host memory it borrows and the device: the borrow lasts
+/// until the copy is known to have finished, on `wait` or when the guard is dropped (which
+/// waits too, ignoring an error: `wait` reports it).
+#[must_use = "the copy may still be running: `wait` for it before using the host memory"]
+pub struct InFlight<'a> {
+    stream: &'a CudaStream,
+    waited: bool,
+    _host: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> InFlight<'a> {
+    fn on(stream: &'a CudaStream) -> InFlight<'a> {
+        InFlight {
+            stream,
+            waited: false,
+            _host: PhantomData,
+        }
+    }
+
+    /// Waits until the copy (and everything before it on its stream) has finished.
+    pub fn wait(mut self) -> Result<()> {
+        self.waited = true;
+        self.stream.synchronize().map_err(cuda)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.waited {
+            let _ = self.stream.synchronize();
+        }
     }
 }
 
@@ -319,6 +415,8 @@ impl DevBuf {
 impl Drop for DevBuf {
     fn drop(&mut self) {
         let _ = self.gpu.bind();
+        // SAFETY: allocated by `alloc_held`, freed only here; `free_sync` waits for the
+        // device's work on it.
         let _ = unsafe { result::free_sync(self.ptr) };
         self.gpu.counters.freed(self.purpose, self.bytes as u64);
     }
@@ -337,6 +435,7 @@ impl Timeline {
     /// Anchors the device clock to the host clock on an idle `stream`.
     pub fn start(stream: &CudaStream) -> Result<Timeline> {
         let anchor = new_event()?;
+        // SAFETY: a fresh event of ours, on a live stream.
         unsafe {
             result::event::record(anchor, stream.cu_stream()).map_err(cuda)?;
             result::event::synchronize(anchor).map_err(cuda)?;
@@ -352,6 +451,7 @@ impl Timeline {
     /// Records an event on `stream`; its index names it.
     pub fn mark(&mut self, stream: &CudaStream) -> Result<usize> {
         let e = new_event()?;
+        // SAFETY: a fresh event of ours, on a live stream; destroyed with the timeline.
         unsafe { result::event::record(e, stream.cu_stream()) }.map_err(cuda)?;
         self.marks.push(e);
         Ok(self.marks.len() - 1)
@@ -369,6 +469,7 @@ impl Timeline {
 
     /// The host time of mark `i`; call after the work it follows has completed.
     pub fn at(&self, i: usize) -> Result<Instant> {
+        // SAFETY: two live events of this timeline (destroyed only on its drop).
         let ms = unsafe { result::event::elapsed(self.anchor, self.marks[i]) }.map_err(cuda)?;
         Ok(self.anchor_at + std::time::Duration::from_secs_f64(ms.max(0.0) as f64 / 1e3))
     }
@@ -377,6 +478,8 @@ impl Timeline {
 impl Drop for Timeline {
     fn drop(&mut self) {
         for e in self.marks.drain(..).chain(std::iter::once(self.anchor)) {
+            // SAFETY: each event of the timeline, destroyed once; a stream still waiting on
+            // one keeps its own reference (the driver's rule).
             let _ = unsafe { result::event::destroy(e) };
         }
     }
@@ -389,6 +492,7 @@ pub struct Event(CUevent);
 impl Event {
     /// Makes `stream` wait for the event.
     pub fn wait(self, stream: &CudaStream) -> Result<()> {
+        // SAFETY: an event of a live timeline, on a live stream.
         unsafe {
             result::stream::wait_event(
                 stream.cu_stream(),

@@ -22,6 +22,16 @@ mod workspace;
 pub use ops::{NttKind, UploadRates};
 
 pub use executor::CudaExecutor;
+/// One GPU's copy and launch wrappers, public for their documented contracts (the copy
+/// guards' doctests show what does not compile).
+pub use gpu::{Gpu, InFlight};
+
+/// The least `vram_budget` a worker proves one partition of `shape` in: its buffers at their
+/// largest (the SRS streamed from the host), B in G2's too when it runs on the device.
+pub fn partition_vram_bytes(shape: &crate::circuit::Shape, b_g2: bool) -> u64 {
+    let msm_n = shape.num_inputs + shape.num_aux;
+    workspace::another_workers_bytes(shape.log2_domain(), msm_n, b_g2) as u64
+}
 
 use cudarc::driver::{CudaContext, CudaModule};
 use serde::Serialize;

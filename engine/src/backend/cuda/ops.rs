@@ -27,12 +27,15 @@ const C_G: u64 = PT_NTT_C_G as u64;
 const C_G_INV: u64 = PT_NTT_C_G_INV as u64;
 
 impl CudaExecutor {
-    fn buf<T>(&self, data: &[T], purpose: VramPurpose) -> Result<DevBuf> {
+    fn buf<T: crate::hostmem::PlainData>(
+        &self,
+        data: &[T],
+        purpose: VramPurpose,
+    ) -> Result<DevBuf> {
         let g = self.gpu();
         let b = g.alloc(std::mem::size_of_val(data), purpose)?;
         let s = g.stream()?;
-        g.h2d(&s, b.ptr, data)?;
-        g.sync(&s)?;
+        g.h2d(&s, b.ptr, data)?.wait()?;
         Ok(b)
     }
 
@@ -74,8 +77,8 @@ impl CudaExecutor {
                 ntt::coset(g, &s, &t, data.ptr, scratch.ptr, table.ptr, inverse)?;
             }
         }
-        g.d2h(&s, x, data.ptr)?;
-        g.sync(&s)
+        g.d2h(&s, x, data.ptr)?.wait()?;
+        Ok(())
     }
 
     /// The H polynomial's n − 1 coefficients from evaluations a, b, c (n each).
@@ -100,8 +103,7 @@ impl CudaExecutor {
             &mut |_| Ok(()),
         )?;
         let mut h = vec![Scalar::from(0u64); n];
-        g.d2h(&s, &mut h, dc.ptr)?;
-        g.sync(&s)?;
+        g.d2h(&s, &mut h, dc.ptr)?.wait()?;
         h.truncate(n - 1);
         Ok(h)
     }
@@ -147,7 +149,7 @@ impl CudaExecutor {
 
     /// Uploads bases and scalars, gives `enqueue` them with `scratch` bytes of scratch and
     /// `out` bytes for its result, and reads the result back.
-    fn msm_on_device<P>(
+    fn msm_on_device<P: crate::hostmem::PlainData>(
         &self,
         bases: &[P],
         scalars: &[Scalar],
@@ -172,8 +174,7 @@ impl CudaExecutor {
         };
         enqueue(&b, result.ptr)?;
         let mut host = vec![0u8; out];
-        g.d2h(&s, &mut host, result.ptr)?;
-        g.sync(&s)?;
+        g.d2h(&s, &mut host, result.ptr)?.wait()?;
         Ok(host)
     }
 
@@ -190,8 +191,7 @@ impl CudaExecutor {
         let result = g.alloc(msm::JACOBIAN, VramPurpose::Scratch)?;
         msm::sum_enqueue(g, &s, db.ptr, di.ptr, idx.len(), scratch.ptr, result.ptr)?;
         let mut out = vec![0u8; msm::JACOBIAN];
-        g.d2h(&s, &mut out, result.ptr)?;
-        g.sync(&s)?;
+        g.d2h(&s, &mut out, result.ptr)?.wait()?;
         Ok(msm::jacobian(&out))
     }
 }
@@ -236,8 +236,7 @@ impl CudaExecutor {
         g.sync(&s)?;
         let staged = rate(t);
         let t = Instant::now();
-        g.h2d(&s, dev.ptr, &host)?;
-        g.sync(&s)?;
+        g.h2d(&s, dev.ptr, &host)?.wait()?;
         let pageable = rate(t);
         Ok(UploadRates {
             pinned,

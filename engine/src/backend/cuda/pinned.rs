@@ -24,6 +24,8 @@ impl Pinned {
     pub fn new(gpu: &Arc<Gpu>, bytes: usize) -> Result<Pinned> {
         gpu.bind()?;
         const PORTABLE: u32 = 1; // CU_MEMHOSTALLOC_PORTABLE
+                                 // SAFETY: an allocation on the bound context; the pointer is owned by the `Pinned`
+                                 // made of it and freed once, on drop.
         let ptr = match unsafe { result::malloc_host(bytes.max(1), PORTABLE) } {
             Ok(p) => p as *mut u8,
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
@@ -53,6 +55,8 @@ unsafe impl Send for Pinned {}
 impl Drop for Pinned {
     fn drop(&mut self) {
         let _ = self.gpu.bind();
+        // SAFETY: allocated by `malloc_host` in `new`, freed only here; whoever copied from it
+        // has waited (`Staging`'s events, a `Block`'s holder).
         let _ = unsafe { result::free_host(self.ptr as *mut std::ffi::c_void) };
     }
 }
@@ -224,7 +228,7 @@ impl Staging {
     }
 
     /// Copies `src` to device address `dst` on `stream`; returns once the last piece is queued.
-    pub fn upload<T: Sync>(
+    pub fn upload<T: crate::hostmem::PlainData>(
         &mut self,
         gpu: &Gpu,
         stream: &CudaStream,
@@ -238,7 +242,7 @@ impl Staging {
     /// engine is busy, without the host copies into the pinned buffers between pieces. `fill`
     /// writes each staged piece from the source's bytes (`copy_bytes` for a plain copy; pieces
     /// of 1 MiB, so a fill may work in elements of up to that size).
-    pub fn upload_timed<T: Sync>(
+    pub fn upload_timed<T: crate::hostmem::PlainData>(
         &mut self,
         gpu: &Gpu,
         stream: &CudaStream,
@@ -250,7 +254,7 @@ impl Staging {
         self.upload_pieces(gpu, stream, dst, src, fill, Some(tl))
     }
 
-    fn upload_pieces<T: Sync>(
+    fn upload_pieces<T: crate::hostmem::PlainData>(
         &mut self,
         gpu: &Gpu,
         stream: &CudaStream,
@@ -265,7 +269,10 @@ impl Staging {
             let (buf, done) = &self.bufs[self.next];
             self.next = (self.next + 1) % self.bufs.len();
             // The copy that last read this buffer must have finished before we refill it.
+            // SAFETY: `done` is an event of ours, created with the ring and destroyed on drop.
             unsafe { result::event::synchronize(*done) }.map_err(cuda)?;
+            // SAFETY: within the buffer's bytes, which no copy reads any more (waited for
+            // above) and nothing else references while `self` is borrowed mutably.
             let staged =
                 unsafe { std::slice::from_raw_parts_mut(buf.ptr, buf.bytes.min(piece.len())) };
             staged
@@ -274,7 +281,12 @@ impl Staging {
                 .for_each(|(d, s)| fill(d, s));
             gpu.counters.host_copied(piece.len() as u64);
             let before = tl.as_deref_mut().map(|t| t.mark(stream)).transpose()?;
-            gpu.h2d_pinned(stream, dst + (i * STAGE_BYTES) as u64, buf.ptr, piece.len())?;
+            // SAFETY: `buf` is ours until `done`, recorded just after, has completed: the
+            // next fill of it, and dropping the ring, wait on that event first.
+            unsafe {
+                gpu.h2d_pinned(stream, dst + (i * STAGE_BYTES) as u64, buf.ptr, piece.len())?
+            };
+            // SAFETY: our event, recorded on a live stream of the same context.
             unsafe { result::event::record(*done, stream.cu_stream()) }.map_err(cuda)?;
             if let (Some(t), Some(m0)) = (tl.as_deref_mut(), before) {
                 let m1 = t.mark(stream)?;
@@ -296,10 +308,15 @@ impl Staging {
     ) -> Result<()> {
         let mut done = 0;
         while done < bytes {
-            let (buf, _) = &self.bufs[self.next];
+            let (buf, ready) = &self.bufs[self.next];
             self.next = (self.next + 1) % self.bufs.len();
             let n = (bytes - done).min(buf.bytes);
-            gpu.h2d_pinned(stream, dst + done as u64, buf.ptr, n)?;
+            // SAFETY: as in `upload_pieces`: `ready`, recorded after the copy, guards the
+            // buffer until the copy has read it.
+            unsafe {
+                gpu.h2d_pinned(stream, dst + done as u64, buf.ptr, n)?;
+                result::event::record(*ready, stream.cu_stream()).map_err(cuda)?;
+            }
             done += n;
         }
         Ok(())
@@ -309,7 +326,10 @@ impl Staging {
 impl Drop for Staging {
     fn drop(&mut self) {
         for (pinned, e) in self.bufs.drain(..) {
+            // SAFETY: our event: waited for (so no copy reads the buffer dropped next), then
+            // destroyed once.
             let _ = unsafe { result::event::synchronize(e) };
+            // SAFETY: as above.
             let _ = unsafe { result::event::destroy(e) };
             drop(pinned);
         }

@@ -219,6 +219,7 @@ mod tests {
     fn read(bytes: &[u8], s: Section) -> Vec<Scalar> {
         bytes[s.at..s.at + s.bytes(FR)]
             .chunks_exact(FR)
+            // SAFETY: a whole 32-byte chunk, read unaligned; any bytes are a Scalar.
             .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr() as *const Scalar) })
             .collect()
     }

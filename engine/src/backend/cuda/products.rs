@@ -53,7 +53,7 @@ impl GpuProducts {
         let stream = gpu.stream()?;
         let entries = table.table();
         let dev_table = gpu.alloc(std::mem::size_of_val(entries), VramPurpose::Srs)?;
-        gpu.h2d(&stream, dev_table.ptr, entries)?;
+        gpu.h2d(&stream, dev_table.ptr, entries)?.wait()?;
         let piece = PIECE.min(scalars.len()).max(1);
         let dev_scalars = gpu.alloc(piece * 32, VramPurpose::Scratch)?;
         let dev_jac = gpu.alloc(piece * curve.jacobian_bytes, VramPurpose::Scratch)?;
@@ -67,7 +67,7 @@ impl GpuProducts {
         let nwin = windows(table.bits()) as u32;
         let mut out: Vec<G::Affine> = Vec::with_capacity(scalars.len());
         for chunk in scalars.chunks(piece) {
-            gpu.h2d(&stream, dev_scalars.ptr, chunk)?;
+            let up = gpu.h2d(&stream, dev_scalars.ptr, chunk)?;
             let n = chunk.len() as u32;
             use Arg::{Ptr, U32};
             let args = [
@@ -91,8 +91,9 @@ impl GpuProducts {
                 &args,
             )?;
             let bytes = &mut staged.as_mut_slice()[..chunk.len() * affine];
-            gpu.d2h(&stream, bytes, dev_aff.ptr)?;
-            gpu.sync(&stream)?;
+            gpu.d2h(&stream, bytes, dev_aff.ptr)?.wait()?;
+            // Finished with the rest of the stream.
+            drop(up);
             out.par_extend(bytes.par_chunks_exact(affine).map(|b| {
                 // SAFETY: the device wrote blst affine points, the layout of G::Affine.
                 unsafe { std::ptr::read_unaligned(b.as_ptr() as *const G::Affine) }

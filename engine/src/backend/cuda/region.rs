@@ -222,7 +222,25 @@ impl G2Out {
 }
 
 impl CudaExecutor {
+    /// One partition's region. Whatever happens, nothing of it is left running when it
+    /// returns: a region that fails waits for both its streams, so the host memory its copies
+    /// read (`input`'s, the caller's until this returns) is not in use afterwards.
     pub(super) fn region(
+        &self,
+        set: &mut StreamSet,
+        input: &RegionInput<'_>,
+        gate: &mut dyn Gate,
+        steps: &mut Steps,
+    ) -> Result<RegionResult> {
+        let r = self.region_in(set, input, gate, steps);
+        if r.is_err() {
+            let _ = set.copy.synchronize();
+            let _ = set.compute.synchronize();
+        }
+        r
+    }
+
+    fn region_in(
         &self,
         set: &mut StreamSet,
         input: &RegionInput<'_>,
@@ -250,9 +268,9 @@ impl CudaExecutor {
         // Every result in one copy: the G1 points, then B in G2's parts and windows.
         let mut out = vec![0u8; g2.map_or(G1_RESULTS * msm::JACOBIAN, |g| g.end())];
         let down0 = tl.mark(compute)?;
-        self.gpu.d2h(compute, &mut out, ws.results.ptr)?;
+        let down = self.gpu.d2h(compute, &mut out, ws.results.ptr)?;
         let down1 = tl.mark(compute)?;
-        self.gpu.sync(compute)?;
+        down.wait()?;
         record(&tl, &up, &marks, (down0, down1, out.len() as u64), steps)?;
         Ok(results(&out, g2))
     }
@@ -330,8 +348,13 @@ impl CudaExecutor {
             for (p, (dst, sec, elem)) in pieces.into_iter().enumerate() {
                 let piece = sec.bytes(elem);
                 let m0 = tl.mark(&copy)?;
-                self.gpu
-                    .h2d_pinned(&copy, dst, w.block.ptr(sec.at), piece)?;
+                // SAFETY: the section lies in the prestaged block, page-locked and held by
+                // `input` until `region` returns, which waits for this copy first (the compute
+                // stream waits on the copy stream's marks, and a failed region on both).
+                unsafe {
+                    self.gpu
+                        .h2d_pinned(&copy, dst, w.block.ptr(sec.at), piece)?
+                };
                 let m1 = tl.mark(&copy)?;
                 tl.pieces.push((m0, m1, piece as u64));
                 bytes += piece as u64;

@@ -10,10 +10,12 @@
 //! settled time.
 //!
 //! `families` maps sample metrics to the exposition's families and labels, `state` folds the
-//! events into counters and settles the gap counters, `render` writes the text format, and
-//! `server` runs the collector and the HTTP threads.
+//! events into counters and settles the gap counters, `render` writes the text format,
+//! `server` runs the collector and the HTTP threads, and `http` answers each connection on its
+//! own thread under a deadline.
 
 mod families;
+mod http;
 mod render;
 mod server;
 mod state;
@@ -47,4 +49,23 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
             .ok_or_else(bad),
         _ => Err(bad()),
     }
+}
+
+/// A warning for a listener other hosts can reach: the endpoint has no authentication, and
+/// its labels name the machine's devices and configuration. None on loopback.
+pub fn exposure_warning(addr: SocketAddr) -> Option<String> {
+    let ip = addr.ip();
+    if ip.is_loopback() {
+        return None;
+    }
+    let reach = if ip.is_unspecified() {
+        "every network interface".to_string()
+    } else {
+        format!("the network of {ip}")
+    };
+    Some(format!(
+        "warning: the metrics endpoint {addr} is reachable on {reach}, without authentication; \
+         give 127.0.0.1:{} (or a bare port) to keep it on this machine",
+        addr.port()
+    ))
 }

@@ -1,16 +1,16 @@
 //! The running exporter: a collector thread that folds the bus into the state and settles it
-//! once a second, and an HTTP thread that answers `GET /metrics`.
+//! once a second, and an HTTP thread that accepts connections and answers each on its own
+//! thread (`http`).
 
 use crossbeam_channel::RecvTimeoutError;
 use parking_lot::Mutex;
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::MetricsState;
+use super::{http, MetricsState};
 use crate::config::EngineConfig;
 use crate::{Bus, Clock};
 
@@ -63,19 +63,10 @@ impl Exporter {
                 })?
         };
         let server = {
-            let (state, stop) = (state, stop.clone());
+            let stop = stop.clone();
             std::thread::Builder::new()
                 .name("metrics-http".into())
-                .spawn(move || {
-                    for conn in listener.incoming() {
-                        if stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        if let Ok(c) = conn {
-                            let _ = serve(c, &state);
-                        }
-                    }
-                })?
+                .spawn(move || http::accept(listener, &stop, state))?
         };
         Ok(Exporter {
             addr,
@@ -114,50 +105,4 @@ impl Drop for Exporter {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// One request: `GET /metrics` gets the exposition; anything else a short error.
-fn serve(mut c: TcpStream, state: &Mutex<MetricsState>) -> std::io::Result<()> {
-    c.set_read_timeout(Some(Duration::from_secs(2)))?;
-    c.set_write_timeout(Some(Duration::from_secs(5)))?;
-    let mut req = Vec::with_capacity(1024);
-    let mut buf = [0u8; 1024];
-    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 8192 {
-        let n = c.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        req.extend_from_slice(&buf[..n]);
-    }
-    let line = String::from_utf8_lossy(&req);
-    let mut parts = line.lines().next().unwrap_or("").split_whitespace();
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
-    let (status, ctype, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => (
-            "200 OK",
-            "text/plain; version=0.0.4; charset=utf-8",
-            state.lock().render(),
-        ),
-        ("GET" | "HEAD", "/") => (
-            "200 OK",
-            "text/plain; charset=utf-8",
-            "provetop: metrics at /metrics\n".to_string(),
-        ),
-        ("GET" | "HEAD", _) => ("404 Not Found", "text/plain", "not found\n".to_string()),
-        _ => (
-            "405 Method Not Allowed",
-            "text/plain",
-            "GET only\n".to_string(),
-        ),
-    };
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    c.write_all(head.as_bytes())?;
-    if method != "HEAD" {
-        c.write_all(body.as_bytes())?;
-    }
-    c.flush()
 }

@@ -36,6 +36,24 @@ fn addresses() {
     }
 }
 
+#[test]
+fn only_loopback_listeners_go_without_a_warning() {
+    for quiet in ["127.0.0.1:9464", "[::1]:9464", "127.0.0.2:1"] {
+        assert_eq!(exposure_warning(quiet.parse().unwrap()), None, "{quiet}");
+    }
+    for open in [
+        "0.0.0.0:9464",
+        "[::]:9464",
+        "192.168.1.5:9464",
+        "[fe80::1]:80",
+    ] {
+        let w = exposure_warning(open.parse().unwrap()).unwrap_or_default();
+        assert!(w.starts_with("warning:") && w.contains(open), "{open}: {w}");
+    }
+    let every = exposure_warning("[::]:9464".parse().unwrap()).unwrap();
+    assert!(every.contains("every network interface"), "{every}");
+}
+
 fn sample(metric: &str, device: Option<&str>, value: f64) -> Event {
     Event::Sample(Sample {
         t: 0,
@@ -185,4 +203,65 @@ fn idle_reasons_are_counted_where_they_never_wait_on_later_events() {
         !text.contains("cause=\"no_work\",reason"),
         "no_work's reasons wait on later submissions"
     );
+}
+
+/// `GET path` on a fresh connection: the whole response.
+fn get(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(c, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut out = String::new();
+    c.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn a_trickling_client_and_idle_connections_never_delay_a_scrape() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let bus = crate::Bus::new();
+    let cfg = EngineConfig::default();
+    let mut ex = Exporter::start(
+        "127.0.0.1:0".parse().unwrap(),
+        &bus,
+        crate::Clock::start(),
+        &cfg,
+    )
+    .unwrap();
+    let addr = ex.local_addr();
+    // Four connections that never send a byte, and one that sends a byte every 200 ms.
+    let idle: Vec<_> = (0..4)
+        .map(|_| std::net::TcpStream::connect(addr).unwrap())
+        .collect();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let trickle = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            for b in b"GET /metrics HTTP/1.1\r\n" {
+                if done.load(std::sync::atomic::Ordering::Relaxed) || c.write_all(&[*b]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    for _ in 0..3 {
+        let r = get(addr, "/metrics");
+        assert!(r.starts_with("HTTP/1.1 200 OK"), "{r}");
+        assert!(r.contains("provetop_"), "{r}");
+    }
+    let took = t.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "three scrapes took {took:?} beside idle and trickling connections"
+    );
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(idle);
+    ex.stop();
+    trickle.join().unwrap();
 }
