@@ -97,6 +97,41 @@ impl GapDetail<Nanos> {
         self.alloc.get_or_insert_with(AllocDetail::default)
     }
 
+    /// The reason behind `cause` in a few words, for a gap line: its largest part with its
+    /// share (`cores 80 %`; `msm_h` for `lock_held`), and for `alloc` the bytes wanted. None for
+    /// a cause without detail or without time.
+    pub fn why(&self, cause: &str) -> Option<String> {
+        fn top<K: AsRef<str>>(m: &BTreeMap<K, Nanos>) -> Option<String> {
+            let total: Nanos = m.values().sum();
+            let (k, v) = m.iter().max_by_key(|(_, v)| **v)?;
+            if total == 0 {
+                return None;
+            }
+            if *v == total {
+                return Some(k.as_ref().to_string());
+            }
+            Some(format!(
+                "{} {:.0} %",
+                k.as_ref(),
+                *v as f64 * 100.0 / total as f64
+            ))
+        }
+        match cause {
+            "lock_held" => top(&self.lock_held).map(|h| format!("holder in {h}")),
+            "waiting_synthesis" => top(&self.waiting_synthesis).map(|r| format!("short of {r}")),
+            "no_work" => top(&self.no_work),
+            "alloc" => {
+                let a = self.alloc.as_ref()?;
+                let r = top(&a.reasons)?;
+                Some(match a.wanted_bytes {
+                    0 => r,
+                    w => format!("{r}, {:.1} GB wanted", w as f64 / 1e9),
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The same in seconds.
     pub fn seconds(&self) -> GapDetail<f64> {
         GapDetail {
@@ -140,4 +175,24 @@ fn seconds<K: Ord + Clone>(m: &BTreeMap<K, Nanos>) -> BTreeMap<K, f64> {
     m.iter()
         .map(|(k, v)| (k.clone(), *v as f64 / 1e9))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn why_names_the_largest_reason_and_its_share() {
+        let mut d = GapDetail::<Nanos>::default();
+        assert_eq!(d.why("waiting_synthesis"), None);
+        d.waiting_synthesis(SYNTH_CORES, 80);
+        d.waiting_synthesis(SYNTH_WORKERS, 20);
+        assert_eq!(d.why("waiting_synthesis").unwrap(), "short of cores 80 %");
+        d.lock_held("msm_h".into(), 5);
+        assert_eq!(d.why("lock_held").unwrap(), "holder in msm_h");
+        d.alloc().reason(ALLOC_LOCK, 3);
+        d.alloc().memory(3_100_000_000, None, vec![]);
+        assert_eq!(d.why("alloc").unwrap(), "waiting_for_lock, 3.1 GB wanted");
+        assert_eq!(d.why("upload"), None);
+    }
 }

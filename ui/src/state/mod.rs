@@ -18,7 +18,7 @@ pub use timeline::{
     DeviceTimeline, Gap, Idle, LaneKind, LaneRef, LaneTimeline, SpanRec, Timelines,
 };
 
-use provetop_telemetry::gaps::GapAnalyzer;
+use provetop_telemetry::gaps::{GapAnalyzer, GapDetail};
 use provetop_telemetry::record::Hole;
 use provetop_telemetry::{Event, LogLine, Nanos, SessionInfo};
 
@@ -42,6 +42,14 @@ pub struct State {
     pub not_recorded: Hole,
     /// Why each device was idle: the engine's attribution, a pure function of the events.
     gap_causes: GapAnalyzer,
+}
+
+/// One cause of a gap: its label, its share of the gap, and the reason behind it if known.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GapShare {
+    pub cause: String,
+    pub share: f64,
+    pub why: Option<String>,
 }
 
 impl State {
@@ -116,32 +124,39 @@ impl State {
     }
 
     /// What device `d` waited for during the gap `[start, end)`: each cause with its share,
-    /// the largest first, as the contract's gap attribution gives them.
-    pub fn gap_causes(&self, d: usize, start: Nanos, end: Nanos) -> Vec<(String, f64)> {
+    /// the largest first, as the contract's gap attribution gives them, and the reason behind
+    /// it where the analyser knows one (`gap_detail`).
+    pub fn gap_causes(&self, d: usize, start: Nanos, end: Nanos) -> Vec<GapShare> {
         let Some(dev) = self.timelines.devices.get(d) else {
             return vec![];
         };
         let len = end.saturating_sub(start).max(1);
-        let mut by: Vec<(String, Nanos)> = vec![];
+        let mut by: Vec<(String, &'static str, Nanos)> = vec![];
+        let mut detail = GapDetail::default();
         for g in self
             .gap_causes
             .attribute(start, end.max(start + 1))
             .into_iter()
             .filter(|g| g.device == dev.id)
         {
+            detail = g.detail.clone();
             for seg in g.gaps.iter().flat_map(|g| &g.segments) {
                 let n = seg.end.min(end).saturating_sub(seg.start.max(start));
                 let name = seg.cause.to_string();
-                match by.iter_mut().find(|(c, _)| *c == name) {
-                    Some((_, t)) => *t += n,
-                    None => by.push((name, n)),
+                match by.iter_mut().find(|(c, _, _)| *c == name) {
+                    Some((_, _, t)) => *t += n,
+                    None => by.push((name, seg.cause.key(), n)),
                 }
             }
         }
-        by.retain(|(_, n)| *n > 0);
-        by.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+        by.retain(|(_, _, n)| *n > 0);
+        by.sort_by_key(|(_, _, n)| std::cmp::Reverse(*n));
         by.into_iter()
-            .map(|(c, n)| (c, n as f64 / len as f64))
+            .map(|(cause, key, n)| GapShare {
+                cause,
+                share: n as f64 / len as f64,
+                why: detail.why(key),
+            })
             .collect()
     }
 }

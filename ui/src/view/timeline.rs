@@ -572,13 +572,20 @@ fn detail_lines<'a>(
 /// `waiting for synthesis 80% · lock held by worker 1 20%`, or why there is no cause.
 fn cause_text(state: &State, d: usize, gap: &Gap) -> String {
     let causes = state.gap_causes(d, gap.start, gap.end);
+    // The largest cause says why it happened where the analyser knows (gap_detail).
+    let why =
+        |g: &crate::state::GapShare| g.why.as_ref().map_or(String::new(), |w| format!(" ({w})"));
     match causes.as_slice() {
         [] => "cause not reported".into(),
-        [(c, _)] => c.clone(),
+        [g] => format!("{}{}", g.cause, why(g)),
         many => many
             .iter()
             .take(3)
-            .map(|(c, share)| format!("{c} {}", fmt::pct(*share)))
+            .enumerate()
+            .map(|(i, g)| {
+                let w = if i == 0 { why(g) } else { String::new() };
+                format!("{} {}{w}", g.cause, fmt::pct(g.share))
+            })
             .collect::<Vec<_>>()
             .join(" · "),
     }
