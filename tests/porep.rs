@@ -19,7 +19,9 @@ fn porep_2kib_proofs_verify_with_filecoin_proofs() {
         args.extend_from_slice(extra);
         provetop_cached(dir.path(), &porep_cache(), &args)
     };
-    let out = bench(&["--sector-size", "2KiB", "--proofs", "2"]);
+    // One proof: porep/tests/precompiled.rs proves the same partition twice more, and
+    // scripts/slow-tests.sh several at 8MiB (CI's two cores take ~1 min a partition).
+    let out = bench(&["--sector-size", "2KiB", "--proofs", "1"]);
     assert!(
         out.status.success(),
         "exit {:?}\n{}",
@@ -27,12 +29,12 @@ fn porep_2kib_proofs_verify_with_filecoin_proofs() {
         stderr(&out)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // Every partition of both jobs proved and verified by us...
+    // The partition proved and verified by us...
     assert_eq!(v["workload"]["partitions"], 1);
-    assert_eq!(v["summary"]["proofs"], 2);
-    assert_eq!(v["summary"]["verified"], 2);
+    assert_eq!(v["summary"]["proofs"], 1);
+    assert_eq!(v["summary"]["verified"], 1);
     // ...and by filecoin-proofs' own verifier, given our verifying key.
-    assert_eq!(v["filecoin"]["verified"], 2, "{}", v["filecoin"]);
+    assert_eq!(v["filecoin"]["verified"], 1, "{}", v["filecoin"]);
     assert_eq!(v["filecoin"]["failed"], 0);
     // The real circuit: millions of constraints, and the per-stage timings.
     assert!(v["workload"]["constraints"].as_u64().unwrap() > 1_000_000);
