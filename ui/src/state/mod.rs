@@ -116,11 +116,14 @@ impl State {
     }
 
     /// What device `d` waited for during the gap `[start, end)`: each cause with its share,
-    /// the largest first, as the contract's gap attribution gives them.
+    /// the largest first, as the contract's gap attribution gives them; causes under half a
+    /// percent left out.
     pub fn gap_causes(&self, d: usize, start: Nanos, end: Nanos) -> Vec<(String, f64)> {
         let Some(dev) = self.timelines.devices.get(d) else {
             return vec![];
         };
+        // Nothing past the clock: a paused replay's playhead is its now.
+        let end = end.min(self.now);
         let len = end.saturating_sub(start).max(1);
         let mut by: Vec<(String, Nanos)> = vec![];
         for g in self
@@ -138,7 +141,8 @@ impl State {
                 }
             }
         }
-        by.retain(|(_, n)| *n > 0);
+        // A cause under half a percent would read `0%` and push the real ones off the line.
+        by.retain(|(_, n)| *n * 200 >= len);
         by.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
         by.into_iter()
             .map(|(c, n)| (c, n as f64 / len as f64))

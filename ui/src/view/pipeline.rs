@@ -155,7 +155,7 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, wide: bo
             ]),
             Line::from(vec![value(
                 format!(
-                    "wait {:.0} · synth {:.0} · ready {:.0} · proving {:.0}",
+                    "pending {:.0} · synth {:.0} · queued {:.0} · proving {:.0}",
                     d[0].2, d[1].2, d[2].2, d[3].2
                 ),
                 theme,
