@@ -11,7 +11,9 @@ Files:
   params     $XDG_CACHE_HOME/provetop/params/ (or --params-cache DIR): generated parameters
   logs       $XDG_STATE_HOME/provetop/provetop.log.* (daily files, the last 7 kept)
 
-Exit codes: 0 every proof verified, 1 a proof failed or a check failed, 2 bad usage or input.";
+Exit codes: 0 every proof verified, 1 a proof failed or a check failed, 2 bad usage or input,
+  3 stopped with jobs unfinished (SIGINT or SIGTERM, or quit in the dashboard) and none failed.
+  A stopped run says how many jobs were unfinished; a second signal ends it at once (3).";
 
 #[derive(Parser, Debug)]
 #[command(

@@ -13,6 +13,7 @@ use provetop_telemetry::export::prometheus::{self, Exporter};
 use provetop_telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
 use provetop_telemetry::report::ReportBuilder;
 use provetop_telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -372,12 +373,14 @@ fn reserve_prestage(session: &Session, loaded: &Loaded) {
     }
 }
 
-/// What a finished run hands to its reporter.
+/// What a finished (or stopped) run hands to its reporter.
 pub struct RunOutput {
     pub results: Vec<PartitionResult>,
     pub report: ReportBuilder,
     pub start: Nanos,
     pub end: Nanos,
+    /// Planned jobs that did not finish because a signal stopped the run (0 when it ran out).
+    pub unfinished: u64,
 }
 
 impl RunOutput {
@@ -388,12 +391,45 @@ impl RunOutput {
     pub fn all_verified(&self) -> bool {
         self.results.iter().all(|r| r.record.verified)
     }
+
+    /// The exit status of DESIGN.md: 1 if a proof failed, else 3 if work was left, else 0.
+    pub fn exit_code(&self, checks_ok: bool) -> i32 {
+        match (self.all_verified() && checks_ok, self.unfinished) {
+            (false, _) => 1,
+            (true, 0) => 0,
+            (true, _) => 3,
+        }
+    }
+
+    /// `stopped by a signal: 40 of 50 job(s) unfinished`, None when the run ran out.
+    pub fn stopped_line(&self, planned: u64) -> Option<String> {
+        (self.unfinished > 0).then(|| {
+            format!(
+                "stopped by a signal: {} of {planned} job(s) unfinished",
+                self.unfinished
+            )
+        })
+    }
+}
+
+/// Set by SIGINT or SIGTERM while a headless run proves; a second signal ends the process at
+/// once with status 3 (work unfinished), for a supervisor that will not wait.
+fn stop_flag() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 3, stop.clone())?;
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    Ok(stop)
 }
 
 /// Submits the plan's jobs, `concurrency` at a time, and collects every partition's result.
+/// A signal stops it: open jobs are cancelled and the output says how many were unfinished.
 pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Result<RunOutput> {
     let engine = &session.engine;
     let plan = &session.plan;
+    let stop = stop_flag()?;
+    let mut open = std::collections::BTreeSet::new();
     let events = engine.bus().subscribe(1 << 20);
     let mut report = ReportBuilder::default();
     let start = engine.clock().now();
@@ -405,12 +441,18 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
     };
     let mut submitted = 0;
     while submitted < plan.proofs.min(plan.concurrency) {
-        engine.submit(spec.clone())?;
+        open.insert(engine.submit(spec.clone())?);
         submitted += 1;
     }
     let mut done = 0;
     let mut results = vec![];
     while done < plan.proofs {
+        if stop.load(Ordering::SeqCst) {
+            for job in &open {
+                engine.cancel(*job);
+            }
+            break;
+        }
         select! {
             recv(engine.outcomes()) -> o => match o.context("the engine stopped")? {
                 Outcome::Partition(p) => {
@@ -418,15 +460,17 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
                     report.add_proof(p.record.clone());
                     results.push(*p);
                 }
-                Outcome::JobDone { .. } => {
+                Outcome::JobDone { job, .. } => {
                     done += 1;
+                    open.remove(&job);
                     if submitted < plan.proofs {
-                        engine.submit(spec.clone())?;
+                        open.insert(engine.submit(spec.clone())?);
                         submitted += 1;
                     }
                 }
             },
             recv(events.rx) -> e => if let Ok(e) = e { observe(&mut report, &e) },
+            default(Duration::from_millis(100)) => {}
         }
     }
     let end = engine.clock().now();
@@ -442,10 +486,11 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
         report,
         start,
         end,
+        unfinished: plan.proofs - done,
     })
 }
 
-/// Spans, job events and samples from the bus (busy time, gap causes, NVML and PCIe
+/// Spans, job events, samples and marks from the bus (busy time, gap causes, NVML and PCIe
 /// summaries); proofs and config changes come from the engine directly, so they are reported
 /// with telemetry off too.
 fn observe(report: &mut ReportBuilder, e: &Event) {
@@ -453,6 +498,7 @@ fn observe(report: &mut ReportBuilder, e: &Event) {
         Event::Span(s) => report.add_span(s),
         Event::Job(_) => report.add_job_event(e),
         Event::Sample(s) => report.add_sample(s),
+        Event::Mark(m) => report.add_mark(m.clone()),
         _ => {}
     }
 }

@@ -162,6 +162,52 @@ fn the_shipped_h200_recording_replays() {
             &Value::from("two-lock")
         )
     );
+    // Split at the lock change (2:27.6), each side with its own rate and busy fraction, and
+    // the change from the first to the second.
+    let segs = v["segments"].as_array().expect("segments");
+    assert_eq!(segs.len(), 2, "{segs:?}");
+    let split = segs[1]["start"].as_f64().unwrap();
+    assert!((split - 147.6).abs() < 0.05, "split at {split}");
+    assert_eq!(segs[0]["end"], segs[1]["start"]);
+    assert_eq!(segs[1]["after"], "lock single → two-lock");
+    let verified: u64 = segs.iter().map(|s| s["verified"].as_u64().unwrap()).sum();
+    assert_eq!(verified, 940);
+    for s in segs {
+        let rate = s["proofs_per_hour"].as_f64().unwrap();
+        assert!((10_000.0..20_000.0).contains(&rate), "{s}");
+        let busy = s["devices"][0]["busy_ratio"].as_f64().unwrap();
+        assert!((0.2..0.5).contains(&busy), "{s}");
+        assert!(
+            s["devices"][0]["gaps"]["waiting_synthesis"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
+    let change = &segs[1]["change"];
+    let pct = change["proofs_per_hour_pct"].as_f64().unwrap();
+    let (a, b) = (
+        segs[0]["proofs_per_hour"].as_f64().unwrap(),
+        segs[1]["proofs_per_hour"].as_f64().unwrap(),
+    );
+    assert!((pct - (b / a - 1.0) * 100.0).abs() < 1e-6);
+    let line = change["line"].as_str().unwrap();
+    assert!(
+        line.starts_with("lock single → two-lock: proofs/h ") && line.contains("gpu0 busy "),
+        "{line}"
+    );
+    // The text summary lists both segments and the change.
+    let text = provetop(home.path(), &["replay", file, "--summary"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("segments (split at each config change and mark):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  0:00.0 → 2:27.6  ") || text.contains("→ 2:27.6  "),
+        "{text}"
+    );
+    assert!(text.contains(&format!("    after {line}")), "{text}");
 }
 
 #[test]
