@@ -62,7 +62,8 @@ pub enum Command {
     /// file with play/pause, speed and seek, or a summary with --summary.
     #[command(after_help = REPLAY_HELP)]
     Replay(ReplayArgs),
-    /// Exports a recording for other tools: --perfetto writes Chrome Trace Event JSON.
+    /// Exports a recording for other tools: --perfetto writes Perfetto's protobuf trace
+    /// (OUT.pftrace) or Chrome Trace Event JSON (any other name).
     Export(ExportArgs),
 }
 
@@ -103,10 +104,11 @@ pub struct ExportArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Write Chrome Trace Event JSON for Perfetto (ui.perfetto.dev) or chrome://tracing: a
-    /// process per device, a thread per lane, slices, counters for VRAM, PCIe and DDR, and
-    /// instants for config changes and marks.
-    #[arg(long, value_name = "OUT.json", required = true)]
+    /// Write a trace for Perfetto (ui.perfetto.dev): OUT.pftrace is Perfetto's protobuf (a
+    /// track per device engine, worker and CPU pool, a counter track per metric, flows from
+    /// synthesis to the device region to the proof); any other name is Chrome Trace Event
+    /// JSON, for chrome://tracing too. Both: instants for config changes and marks.
+    #[arg(long, value_name = "OUT.pftrace|OUT.json", required = true)]
     pub perfetto: PathBuf,
 }
 
