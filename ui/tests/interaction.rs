@@ -229,3 +229,24 @@ fn w_upper_saves_the_engine_values_changed_from_the_dashboard() {
         "[engine]\nlock = \"two-lock\" # was fine\nprover_threads = 4\ngpu_workers_per_device = 3\n"
     );
 }
+
+#[test]
+fn the_pipeline_view_compares_the_segments_between_changes() {
+    let mut app = gpu_app();
+    keys(&mut app, "2");
+    let screen = text(&render(&mut app, 200, 60));
+    assert!(app.state.segments.len() >= 3, "{:?}", app.state.segments);
+    assert!(
+        screen.contains("Segments: did the change help?"),
+        "{screen}"
+    );
+    // Each change line starts a row of the block; the newest three segments are listed.
+    assert!(
+        screen.contains("│   after lock single → two-lock: proofs/h "),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("│   after mark: after two-lock: proofs/h "),
+        "{screen}"
+    );
+}
