@@ -83,6 +83,13 @@ fn a_recorded_bench_replays_to_what_the_live_run_reported() {
         );
         assert_eq!(a["partitions"], b["partitions"]);
     }
+    // The segments either side of the scheduled lock change, alike live and replayed.
+    let segs = live["segments"]
+        .as_array()
+        .expect("bench --json has segments");
+    assert_eq!(segs.len(), 2, "{segs:?}");
+    assert_eq!(segs[1]["after"], "lock single → two-lock");
+    assert_eq!(replayed["segments"], live["segments"]);
     assert_eq!(replayed["recording"]["complete"], true);
     assert_eq!(replayed["recording"]["stopped_at"], Value::Null);
 
