@@ -13,6 +13,7 @@ use provetop_telemetry::export::prometheus::{self, Exporter};
 use provetop_telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
 use provetop_telemetry::report::ReportBuilder;
 use provetop_telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -294,24 +295,30 @@ pub fn report_recording(s: RecorderStatus) {
 /// second. A mismatching `--params` file is bad input.
 pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
     let workload = &session.plan.workload;
+    let started = Instant::now();
     let last = parking_lot::Mutex::new(Instant::now());
     let label = workload.label();
+    let tty = std::io::stderr().is_terminal();
     let progress = |stage: &str, done: usize, total: usize| {
         let mut last = last.lock();
-        if last.elapsed() >= Duration::from_secs(1) {
+        // On a terminal one line redrawn in place; elsewhere a line every few seconds.
+        let every = Duration::from_secs(if tty { 1 } else { 5 });
+        if last.elapsed() >= every {
             *last = Instant::now();
-            let pct = if total > 0 {
-                100.0 * done as f64 / total as f64
-            } else {
-                0.0
-            };
-            eprintln!("params: generating for {label}: {stage} {pct:.0}%");
+            let line = progress_line(&label, stage, done, total, started.elapsed());
+            match tty {
+                true => eprint!("\r\x1b[2K{line}"),
+                false => eprintln!("{line}"),
+            }
         }
     };
     let store: &ParamsStore = session.engine.store();
     let loaded = store
         .get(workload, &progress)
         .with_context(|| format!("parameters for {label}"));
+    if tty && started.elapsed() >= Duration::from_secs(1) {
+        eprintln!();
+    }
     // Parameters the user named that do not fit are bad input; a failed setup is not.
     let loaded = if session.params_file {
         usage(loaded)
@@ -323,6 +330,29 @@ pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
     }
     reserve_prestage(session, &loaded);
     Ok(loaded)
+}
+
+/// `params: generating for sha256-4: G1 queries [######------]  52% · 0:41 elapsed, ~0:38 left`.
+fn progress_line(label: &str, stage: &str, done: usize, total: usize, took: Duration) -> String {
+    let frac = if total > 0 {
+        (done as f64 / total as f64).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let filled = (frac * 20.0).round() as usize;
+    let clock = |s: f64| format!("{}:{:02}", (s / 60.0) as u64, (s % 60.0) as u64);
+    let secs = took.as_secs_f64();
+    let left = match frac > 0.0 {
+        true => format!(", ~{} left", clock(secs * (1.0 - frac) / frac)),
+        false => String::new(),
+    };
+    format!(
+        "params: generating for {label}: {stage} [{}{}] {:>3.0}% · {} elapsed{left}",
+        "#".repeat(filled),
+        "-".repeat(20 - filled),
+        frac * 100.0,
+        clock(secs)
+    )
 }
 
 /// Records the workload's circuit for the pre-compiled path before the first job (or reads
@@ -500,5 +530,20 @@ fn observe(report: &mut ReportBuilder, e: &Event) {
         Event::Sample(s) => report.add_sample(s),
         Event::Mark(m) => report.add_mark(m.clone()),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_progress_has_a_bar_the_elapsed_time_and_what_is_left() {
+        let line = progress_line("k14", "G1 queries", 25, 100, Duration::from_secs(30));
+        assert_eq!(
+            line,
+            "params: generating for k14: G1 queries [#####---------------]  25% · 0:30 elapsed, ~1:30 left"
+        );
+        assert!(!progress_line("k14", "tau", 0, 0, Duration::ZERO).contains("left"));
     }
 }
