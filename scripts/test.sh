@@ -10,7 +10,12 @@ cargo fmt --all -- --check
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
-cargo test --workspace
+# The .pftrace export is read back with Perfetto's own protos (the `perfetto` PyPI package).
+if ! python3 -c "import perfetto.protos.perfetto.trace.perfetto_trace_pb2" 2>/dev/null; then
+  python3 -m pip install --quiet perfetto protobuf 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages perfetto protobuf
+fi
+PROVETOP_PFTRACE_CHECK=1 cargo test --workspace
 echo "== the CUDA kernels, emulated on the host (cuda/harness, known answers and host references)"
 if command -v g++ >/dev/null; then
   emu="${CARGO_TARGET_DIR:-target}/cuda-emu"

@@ -75,22 +75,31 @@ wait_gone() {
     fail "waited ${secs}s for /$pattern/ to leave the screen"
 }
 
-# Starts a shell in a 100×30 terminal with a recognisable prompt, then provetop in it.
-start() {
+# Starts a shell in a 100×30 terminal with a recognisable prompt.
+shell() {
     T kill-server 2>/dev/null || true
     sleep 0.5
     T -f /dev/null new-session -d -s pt -x 100 -y 30 "env -i PATH=$PATH HOME=$TMP TERM=xterm-256color \
         XDG_STATE_HOME=$XDG_STATE_HOME XDG_CACHE_HOME=$XDG_CACHE_HOME XDG_CONFIG_HOME=$XDG_CONFIG_HOME \
         PS1='READY\$ ' bash --norc --noprofile"
     wait_for 10 'READY\$'
-    T send-keys -t pt "cd $TMP && $BIN --backend cpu --log2-constraints 10 --proofs 50 --gpu-workers-per-device 2 --lock single" Enter
+}
+
+# A shell, then provetop in it, with $1 jobs planned.
+start() {
+    local proofs=$1
+    shell
+    T send-keys -t pt "cd $TMP && $BIN --backend cpu --log2-constraints 10 --proofs $proofs --gpu-workers-per-device 2 --lock single" Enter
     # The first verified proof: the header's count leaves zero.
     wait_for 180 '✓[1-9]'
 }
 
+# The terminal is back and provetop exited with status $2.
 restored() {
-    local how=$1
+    local how=$1 rc=$2
     wait_for 20 'READY\$ *$'
+    T send-keys -t pt 'echo "rc=$?"' Enter
+    wait_for 5 "^rc=$rc\$"
     [[ $(T display -p -t pt '#{alternate_on}') == 0 ]] || fail "$how: still on the alternate screen"
     [[ $(T display -p -t pt '#{cursor_flag}') == 1 ]] || fail "$how: cursor hidden"
     [[ $(T display -p -t pt '#{mouse_any_flag}') == 0 ]] || fail "$how: mouse still captured"
@@ -102,7 +111,8 @@ restored() {
 }
 
 echo "== change GPU workers and the lock from the keyboard"
-start
+# Jobs enough to be still in flight when q is pressed.
+start 100000
 echo "ok: a verified proof on screen"
 # Settings view; to the top row, then down to gpu_workers_per_device (the 4th field).
 T send-keys -t pt 4
@@ -136,8 +146,14 @@ wait_for 10 '● REC'
 sleep 1.5
 T send-keys -t pt R
 wait_for 10 'recorded .* to .*\.ptrec'
+# Jobs are still in flight: q asks first, and only a second q quits, with status 3.
 T send-keys -t pt q
-restored "q"
+wait_for 5 '[0-9]+ job\(s\) in flight will be dropped: q again to quit'
+T send-keys -t pt q
+restored "q with jobs in flight" 3
+screen | grep -Eq 'provetop: [0-9]+ proof\(s\) verified, 0 failed, in .* s; [0-9]+ job\(s\) unfinished, dropped' ||
+    fail "the exit line does not say what was dropped"
+echo "ok: q with jobs in flight asked first, said what it dropped and exited 3"
 rec=$(ls "$TMP"/provetop-*.ptrec 2>/dev/null | head -1)
 [[ -n $rec ]] || fail "R left no recording"
 "$BIN" replay "$rec" --summary >"$TMP/replay.txt" 2>&1 || fail "the recording does not replay: $(cat "$TMP/replay.txt")"
@@ -148,16 +164,68 @@ log | grep -q 'config gpu_workers_per_device: 2 -> 3 (by ui)' || fail "no gpu_wo
 log | grep -q 'config lock: single -> two-lock (by ui)' || fail "no lock change in the log"
 echo "ok: the engine logged both changes (by ui)"
 
-echo "== ctrl-c"
-start
+echo "== pause in the first seconds, then ctrl-c"
+start 100000
+# Inside the first window: the paused time counts from the pause, and ← does not move it on.
+T send-keys -t pt Space
+wait_for 5 '⏸ paused, [0-9.]+ (ms|s) ago'
+T send-keys -t pt Left
+sleep 1.2
+screen | grep -Eq '⏸ paused, ([1-9][0-9.]* s|[0-9.]+ ms) ago' || fail "the pause does not count from when it began"
+screen | grep -Eq '[0-9]{6,} s ago' && fail "the paused time underflowed"
+echo "ok: pausing in the first window says how long ago, and ← keeps it"
 T send-keys -t pt C-c
-restored "ctrl-c"
+restored "ctrl-c" 3
 
 echo "== SIGTERM"
-start
+start 100000
 pid=$(pgrep -n -f "^$BIN --backend cpu")
 kill -TERM "$pid"
-restored "SIGTERM"
+restored "SIGTERM" 3
+
+echo "== SIGTERM to a headless run and a bench: status 3 and the unfinished jobs named"
+for cmd in --headless bench; do
+    "$BIN" $cmd --backend cpu --log2-constraints 10 --proofs 100000 \
+        >/dev/null 2>"$TMP/stopped.txt" &
+    pid=$!
+    for ((i = 0; i < 1800; i++)); do
+        grep -q '^proof 1/' "$TMP/stopped.txt" && break
+        sleep 0.1
+    done
+    grep -q '^proof 1/' "$TMP/stopped.txt" || fail "${cmd#--}: no proof: $(tail -3 "$TMP/stopped.txt")"
+    kill -TERM "$pid"
+    rc=0
+    wait "$pid" || rc=$?
+    [[ $rc == 3 ]] || fail "${cmd#--} after SIGTERM: exit $rc, not 3: $(tail -3 "$TMP/stopped.txt")"
+    grep -Eq 'stopped by a signal: [0-9]+ of 100000 job\(s\) unfinished' "$TMP/stopped.txt" ||
+        fail "${cmd#--} after SIGTERM: no count of unfinished jobs: $(tail -3 "$TMP/stopped.txt")"
+    echo "ok: ${cmd#--} stopped by SIGTERM exits 3 and names the unfinished jobs"
+done
+
+echo "== the shipped recording: gaps step from the playhead after a jump, and its segments"
+REC="$PWD/examples/h200-k22-single-to-two-lock.ptrec"
+shell
+T send-keys -t pt "$BIN replay $REC" Enter
+wait_for 20 '▶ replay'
+T send-keys -t pt Space
+wait_for 5 '⏸ replay'
+# To the lock change at 2:27.6, then the gap before it: near the playhead, not the start.
+T send-keys -t pt C
+wait_for 10 'at 2:27\.[0-9]'
+T send-keys -t pt '['
+wait_for 5 'gap on gpu0: [0-9.]+ (ms|s|µs) idle, 2:(0[0-9]|1[0-9]|2[0-7])\.[0-9] → 2:'
+# Back to a later point: `end` clears the selection and its gap line.
+T send-keys -t pt End
+wait_gone 5 'gap on gpu0'
+echo "ok: [ after C steps from the playhead; end clears the gap line"
+T send-keys -t pt q
+restored "q in a replay" 0
+"$BIN" replay "$REC" --summary >"$TMP/segments.txt" 2>&1 || fail "replay --summary: $(cat "$TMP/segments.txt")"
+grep -q '^segments (split at each config change and mark):' "$TMP/segments.txt" ||
+    fail "no segments: $(cat "$TMP/segments.txt")"
+grep -Eq '^    after lock single → two-lock: proofs/h [−+±][0-9.]+ %, gpu0 busy [−+±][0-9.]+ points' "$TMP/segments.txt" ||
+    fail "no comparison of the segments: $(cat "$TMP/segments.txt")"
+echo "ok: the shipped recording splits at the lock change: $(grep -m1 '^    after' "$TMP/segments.txt")"
 
 if [[ $MEASURE == 1 ]]; then
     echo "== UI thread CPU at 10 fps, nothing changing, 200×60"

@@ -61,12 +61,11 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
             writeln!(w, "{}", f.line())?;
         }
     }
+    if let Some(line) = out.stopped_line(plan.proofs) {
+        eprintln!("bench: {line}");
+    }
     let filecoin_ok = filecoin.is_none_or(|f| f.failed == 0 && f.errors.is_empty());
-    Ok(if out.all_verified() && filecoin_ok {
-        0
-    } else {
-        1
-    })
+    Ok(out.exit_code(filecoin_ok))
 }
 
 /// filecoin-proofs' own verdict on each job's proofs (all its partitions, in order).
@@ -166,7 +165,11 @@ fn report_json(
         "proofs": out.report.rows(),
         "summary": out.report.summary(out.wall_seconds()),
         "config_events": out.report.config_events(),
+        "unfinished_jobs": out.unfinished,
     });
+    if session.engine.bus().is_enabled() {
+        report["segments"] = json!(out.report.segments(out.start, out.end));
+    }
     // Devices (busy time, gaps by cause) come from telemetry: absent with `--telemetry off`.
     if session.engine.bus().is_enabled() {
         report["devices"] = json!(out.report.devices(out.start, out.end));
@@ -259,6 +262,28 @@ fn write_table(
             "config at {:.2} s: {} {} -> {} by {} ({what})",
             c.t, c.key, c.from, c.to, c.by
         )?;
+    }
+    if session.engine.bus().is_enabled() {
+        write_segments(w, &out.report.segments(out.start, out.end))?;
+    }
+    Ok(())
+}
+
+/// The run between its changes and marks, each stretch and how it differs from the one
+/// before; nothing when nothing split the run.
+pub fn write_segments(
+    w: &mut impl Write,
+    segments: &[provetop_telemetry::report::Segment],
+) -> Result<()> {
+    if segments.len() < 2 {
+        return Ok(());
+    }
+    writeln!(w, "segments (split at each config change and mark):")?;
+    for s in segments {
+        writeln!(w, "  {}", s.line())?;
+        if let Some(c) = &s.change {
+            writeln!(w, "    after {}", c.line)?;
+        }
     }
     Ok(())
 }

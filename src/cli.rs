@@ -11,7 +11,9 @@ Files:
   params     $XDG_CACHE_HOME/provetop/params/ (or --params-cache DIR): generated parameters
   logs       $XDG_STATE_HOME/provetop/provetop.log.* (daily files, the last 7 kept)
 
-Exit codes: 0 every proof verified, 1 a proof failed or a check failed, 2 bad usage or input.";
+Exit codes: 0 every proof verified, 1 a proof failed or a check failed, 2 bad usage or input,
+  3 stopped with jobs unfinished (SIGINT or SIGTERM, or quit in the dashboard) and none failed.
+  A stopped run says how many jobs were unfinished; a second signal ends it at once (3).";
 
 #[derive(Parser, Debug)]
 #[command(
@@ -60,7 +62,8 @@ pub enum Command {
     /// file with play/pause, speed and seek, or a summary with --summary.
     #[command(after_help = REPLAY_HELP)]
     Replay(ReplayArgs),
-    /// Exports a recording for other tools: --perfetto writes Chrome Trace Event JSON.
+    /// Exports a recording for other tools: --perfetto writes Perfetto's protobuf trace
+    /// (OUT.pftrace) or Chrome Trace Event JSON (any other name).
     Export(ExportArgs),
 }
 
@@ -101,10 +104,11 @@ pub struct ExportArgs {
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Write Chrome Trace Event JSON for Perfetto (ui.perfetto.dev) or chrome://tracing: a
-    /// process per device, a thread per lane, slices, counters for VRAM, PCIe and DDR, and
-    /// instants for config changes and marks.
-    #[arg(long, value_name = "OUT.json", required = true)]
+    /// Write a trace for Perfetto (ui.perfetto.dev): OUT.pftrace is Perfetto's protobuf (a
+    /// track per device engine, worker and CPU pool, a counter track per metric, flows from
+    /// synthesis to the device region to the proof); any other name is Chrome Trace Event
+    /// JSON, for chrome://tracing too. Both: instants for config changes and marks.
+    #[arg(long, value_name = "OUT.pftrace|OUT.json", required = true)]
     pub perfetto: PathBuf,
 }
 

@@ -1,8 +1,11 @@
 //! The config file: `[engine]` (an `EngineConfig`) and `[ui]` (the dashboard's settings).
 //! Flags override the file; an unknown key or a bad value names the key and exits with 2.
+//! Every mode reads the file through `load`, which checks both tables, so one file is good
+//! or bad alike for the dashboard, `bench`, headless runs and `replay`.
 
 use anyhow::{bail, Context, Result};
 use provetop_telemetry::config::EngineConfig;
+use provetop_ui::UiSettings;
 use std::path::{Path, PathBuf};
 
 use crate::cli::EngineArgs;
@@ -19,9 +22,8 @@ pub fn default_path() -> Option<PathBuf> {
 pub struct ConfigFile {
     pub path: Option<PathBuf>,
     pub engine: toml::Table,
-    /// The dashboard's settings; checked by the dashboard.
-    #[allow(dead_code)]
-    pub ui: toml::Table,
+    /// The dashboard's settings, checked here whatever the mode.
+    pub ui: UiSettings,
 }
 
 /// Reads the named file (it must exist) or the default one (it may not).
@@ -34,7 +36,7 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
         return Ok(ConfigFile {
             path: None,
             engine: toml::Table::new(),
-            ui: toml::Table::new(),
+            ui: UiSettings::default(),
         });
     };
     let text = std::fs::read_to_string(&path)
@@ -59,6 +61,10 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
             path.display()
         );
     }
+    EngineConfig::from_toml_table(&engine)
+        .map_err(|e| anyhow::anyhow!("config file {}: [engine] {e}", path.display()))?;
+    let ui = UiSettings::from_table(&ui)
+        .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
     Ok(ConfigFile {
         path: Some(path),
         engine,

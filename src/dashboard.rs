@@ -33,11 +33,7 @@ trait Source {
 
 /// The `[ui]` settings from the config file and `--theme`.
 fn settings(config: Option<&std::path::Path>, theme: Option<&str>) -> Result<UiSettings> {
-    let file = run::usage(config_file::load(config))?;
-    let mut settings = run::usage(UiSettings::from_table(&file.ui).map_err(|e| {
-        let path = file.path.as_ref().map(|p| p.display().to_string());
-        anyhow::anyhow!("config file {}: {e}", path.unwrap_or_default())
-    }))?;
+    let mut settings = run::usage(config_file::load(config))?.ui;
     if let Some(theme) = theme {
         settings.theme = theme.to_string();
     }
@@ -87,23 +83,28 @@ pub fn main(cli: &Cli) -> Result<i32> {
     }
     let engine = &session.engine;
     let p = &app.state.pipeline;
-    eprintln!(
+    // Open jobs are dropped, and planned ones never start; running partitions end with the
+    // process.
+    let open: Vec<u64> = p.open_jobs().map(|j| j.job).collect();
+    let unfinished = open.len() as u64 + live.jobs.planned.saturating_sub(live.jobs.submitted);
+    let mut line = format!(
         "provetop: {} proof(s) verified, {} failed, in {:.1} s",
         p.verified,
         p.failed,
         engine.clock().now() as f64 / 1e9
     );
-    // Open jobs are dropped; running partitions end with the process.
-    for j in app
-        .state
-        .pipeline
-        .open_jobs()
-        .map(|j| j.job)
-        .collect::<Vec<_>>()
-    {
+    if unfinished > 0 {
+        line.push_str(&format!("; {unfinished} job(s) unfinished, dropped"));
+    }
+    eprintln!("{line}");
+    for j in open {
         engine.cancel(j);
     }
-    Ok(if p.failed > 0 { 1 } else { 0 })
+    Ok(match (p.failed, unfinished) {
+        (1.., _) => 1,
+        (0, 1..) => 3,
+        (0, 0) => 0,
+    })
 }
 
 /// `provetop replay FILE` on a terminal: the same dashboard over the recording.
@@ -292,7 +293,15 @@ impl Source for Live<'_> {
                 }
             }
             Control::Cancel { job } => {
-                if !engine.cancel(job) {
+                if engine.cancel(job) {
+                    let message = format!("job {job} cancelled (by ui)");
+                    tracing::info!("{message}");
+                    app.state.logs.log(LogLine {
+                        t: now,
+                        level: "INFO".into(),
+                        message,
+                    });
+                } else {
                     app.ui.notify(now, format!("job {job} is not open"), true);
                 }
             }

@@ -1,8 +1,9 @@
-//! `provetop export FILE --perfetto OUT.json`: opens the recording, writes the trace
-//! (`provetop_telemetry::export::perfetto`) and says what it wrote.
+//! `provetop export FILE --perfetto OUT.json|OUT.pftrace`: opens the recording, writes the
+//! trace (`provetop_telemetry::export::{perfetto, pftrace}`) and says what it wrote.
 
 use anyhow::{Context, Result};
 use provetop_telemetry::export::perfetto::write_trace;
+use provetop_telemetry::export::pftrace::write_pftrace;
 use std::io::{BufWriter, Write};
 
 use crate::cli::ExportArgs;
@@ -17,7 +18,17 @@ pub fn main(args: &ExportArgs) -> Result<i32> {
         ))
     })?;
     let mut out = BufWriter::new(file);
-    let (counts, notes) = write_trace(&mut rec, &mut out).context("writing the trace")?;
+    // Perfetto's own protobuf for `.pftrace` (and `.perfetto-trace`), JSON otherwise.
+    let native = args
+        .perfetto
+        .extension()
+        .is_some_and(|e| e == "pftrace" || e == "perfetto-trace");
+    let (counts, notes) = if native {
+        write_pftrace(&mut rec, &mut out)
+    } else {
+        write_trace(&mut rec, &mut out)
+    }
+    .context("writing the trace")?;
     out.flush()
         .with_context(|| format!("writing {}", args.perfetto.display()))?;
     for n in notes {

@@ -1,5 +1,5 @@
 //! The main command without a terminal: prove the default workload, a status line per proof
-//! on stderr, exit 0 when every proof verified.
+//! on stderr, exit 0 when every proof verified (1 a failure, 3 stopped by a signal first).
 
 use anyhow::Result;
 use provetop_engine::pipeline::PartitionResult;
@@ -34,7 +34,10 @@ pub fn main(args: &EngineArgs, note: Option<&str>) -> Result<i32> {
         "provetop: {}/{} proofs verified in {:.2} s ({:.0} proofs/hour)",
         s.verified, s.proofs, s.wall_seconds, s.proofs_per_hour
     );
-    Ok(if out.all_verified() { 0 } else { 1 })
+    if let Some(line) = out.stopped_line(plan.proofs) {
+        eprintln!("provetop: {line}");
+    }
+    Ok(out.exit_code(true))
 }
 
 /// `proof 2/3: job 1 partition 0 on cpu0 verified · synthesis 0.21 s · gpu 0.52 s · …`, where

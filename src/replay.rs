@@ -27,6 +27,8 @@ pub fn main(args: &ReplayArgs, interactive: bool, theme: Option<&str>) -> Result
             run::UsageError(anyhow::anyhow!("--speed {}: from 0.25 to 64", args.speed)).into(),
         );
     }
+    // The config file is checked as every mode checks it, though a summary reads none of it.
+    run::usage(crate::config_file::load(args.config.as_deref()))?;
     let rec = open(&args.file)?;
     if interactive {
         if let Some(s) = rec.stop() {
@@ -91,6 +93,13 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
     let summary = f.report.summary(wall);
     let devices = f.report.devices(from, to);
     let config_events = f.report.config_events();
+    let segments = f.report.segments(from, to);
+    let marks: Vec<_> = f
+        .report
+        .marks()
+        .iter()
+        .map(|m| json!({"t": m.t as f64 / 1e9, "label": m.label}))
+        .collect();
     let stdout = std::io::stdout();
     let mut w = stdout.lock();
     if args.json {
@@ -121,6 +130,8 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
             "summary": summary,
             "devices": devices,
             "config_events": config_events,
+            "marks": marks,
+            "segments": segments,
         });
         serde_json::to_writer(&mut w, &v)?;
         writeln!(w)?;
@@ -195,6 +206,10 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
             c.t, c.key, c.from, c.to, c.by
         )?;
     }
+    for m in f.report.marks() {
+        writeln!(w, "mark at {:.2} s: {}", m.t as f64 / 1e9, m.label)?;
+    }
+    crate::bench::write_segments(&mut w, &segments)?;
     if lost.total() > 0 {
         writeln!(
             w,

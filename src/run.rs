@@ -13,6 +13,8 @@ use provetop_telemetry::export::prometheus::{self, Exporter};
 use provetop_telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
 use provetop_telemetry::report::ReportBuilder;
 use provetop_telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -297,24 +299,30 @@ pub fn report_recording(s: RecorderStatus) {
 /// second. A mismatching `--params` file is bad input.
 pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
     let workload = &session.plan.workload;
+    let started = Instant::now();
     let last = parking_lot::Mutex::new(Instant::now());
     let label = workload.label();
+    let tty = std::io::stderr().is_terminal();
     let progress = |stage: &str, done: usize, total: usize| {
         let mut last = last.lock();
-        if last.elapsed() >= Duration::from_secs(1) {
+        // On a terminal one line redrawn in place; elsewhere a line every few seconds.
+        let every = Duration::from_secs(if tty { 1 } else { 5 });
+        if last.elapsed() >= every {
             *last = Instant::now();
-            let pct = if total > 0 {
-                100.0 * done as f64 / total as f64
-            } else {
-                0.0
-            };
-            eprintln!("params: generating for {label}: {stage} {pct:.0}%");
+            let line = progress_line(&label, stage, done, total, started.elapsed());
+            match tty {
+                true => eprint!("\r\x1b[2K{line}"),
+                false => eprintln!("{line}"),
+            }
         }
     };
     let store: &ParamsStore = session.engine.store();
     let loaded = store
         .get(workload, &progress)
         .with_context(|| format!("parameters for {label}"));
+    if tty && started.elapsed() >= Duration::from_secs(1) {
+        eprintln!();
+    }
     // Parameters the user named that do not fit are bad input; a failed setup is not.
     let loaded = if session.params_file {
         usage(loaded)
@@ -326,6 +334,29 @@ pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
     }
     reserve_prestage(session, &loaded);
     Ok(loaded)
+}
+
+/// `params: generating for sha256-4: G1 queries [######------]  52% · 0:41 elapsed, ~0:38 left`.
+fn progress_line(label: &str, stage: &str, done: usize, total: usize, took: Duration) -> String {
+    let frac = if total > 0 {
+        (done as f64 / total as f64).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let filled = (frac * 20.0).round() as usize;
+    let clock = |s: f64| format!("{}:{:02}", (s / 60.0) as u64, (s % 60.0) as u64);
+    let secs = took.as_secs_f64();
+    let left = match frac > 0.0 {
+        true => format!(", ~{} left", clock(secs * (1.0 - frac) / frac)),
+        false => String::new(),
+    };
+    format!(
+        "params: generating for {label}: {stage} [{}{}] {:>3.0}% · {} elapsed{left}",
+        "#".repeat(filled),
+        "-".repeat(20 - filled),
+        frac * 100.0,
+        clock(secs)
+    )
 }
 
 /// Records the workload's circuit for the pre-compiled path before the first job (or reads
@@ -376,12 +407,14 @@ fn reserve_prestage(session: &Session, loaded: &Loaded) {
     }
 }
 
-/// What a finished run hands to its reporter.
+/// What a finished (or stopped) run hands to its reporter.
 pub struct RunOutput {
     pub results: Vec<PartitionResult>,
     pub report: ReportBuilder,
     pub start: Nanos,
     pub end: Nanos,
+    /// Planned jobs that did not finish because a signal stopped the run (0 when it ran out).
+    pub unfinished: u64,
 }
 
 impl RunOutput {
@@ -392,12 +425,45 @@ impl RunOutput {
     pub fn all_verified(&self) -> bool {
         self.results.iter().all(|r| r.record.verified)
     }
+
+    /// The exit status of DESIGN.md: 1 if a proof failed, else 3 if work was left, else 0.
+    pub fn exit_code(&self, checks_ok: bool) -> i32 {
+        match (self.all_verified() && checks_ok, self.unfinished) {
+            (false, _) => 1,
+            (true, 0) => 0,
+            (true, _) => 3,
+        }
+    }
+
+    /// `stopped by a signal: 40 of 50 job(s) unfinished`, None when the run ran out.
+    pub fn stopped_line(&self, planned: u64) -> Option<String> {
+        (self.unfinished > 0).then(|| {
+            format!(
+                "stopped by a signal: {} of {planned} job(s) unfinished",
+                self.unfinished
+            )
+        })
+    }
+}
+
+/// Set by SIGINT or SIGTERM while a headless run proves; a second signal ends the process at
+/// once with status 3 (work unfinished), for a supervisor that will not wait.
+fn stop_flag() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 3, stop.clone())?;
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    Ok(stop)
 }
 
 /// Submits the plan's jobs, `concurrency` at a time, and collects every partition's result.
+/// A signal stops it: open jobs are cancelled and the output says how many were unfinished.
 pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Result<RunOutput> {
     let engine = &session.engine;
     let plan = &session.plan;
+    let stop = stop_flag()?;
+    let mut open = std::collections::BTreeSet::new();
     let events = engine.bus().subscribe(1 << 20);
     let mut report = ReportBuilder::default();
     let start = engine.clock().now();
@@ -409,12 +475,18 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
     };
     let mut submitted = 0;
     while submitted < plan.proofs.min(plan.concurrency) {
-        engine.submit(spec.clone())?;
+        open.insert(engine.submit(spec.clone())?);
         submitted += 1;
     }
     let mut done = 0;
     let mut results = vec![];
     while done < plan.proofs {
+        if stop.load(Ordering::SeqCst) {
+            for job in &open {
+                engine.cancel(*job);
+            }
+            break;
+        }
         select! {
             recv(engine.outcomes()) -> o => match o.context("the engine stopped")? {
                 Outcome::Partition(p) => {
@@ -422,15 +494,17 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
                     report.add_proof(p.record.clone());
                     results.push(*p);
                 }
-                Outcome::JobDone { .. } => {
+                Outcome::JobDone { job, .. } => {
                     done += 1;
+                    open.remove(&job);
                     if submitted < plan.proofs {
-                        engine.submit(spec.clone())?;
+                        open.insert(engine.submit(spec.clone())?);
                         submitted += 1;
                     }
                 }
             },
             recv(events.rx) -> e => if let Ok(e) = e { observe(&mut report, &e) },
+            default(Duration::from_millis(100)) => {}
         }
     }
     let end = engine.clock().now();
@@ -448,10 +522,11 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
         report,
         start,
         end,
+        unfinished: plan.proofs - done,
     })
 }
 
-/// Spans, job events and samples from the bus (busy time, gap causes, NVML and PCIe
+/// Spans, job events, samples and marks from the bus (busy time, gap causes, NVML and PCIe
 /// summaries); proofs and config changes come from the engine directly, so they are reported
 /// with telemetry off too.
 fn observe(report: &mut ReportBuilder, e: &Event) {
@@ -459,6 +534,22 @@ fn observe(report: &mut ReportBuilder, e: &Event) {
         Event::Span(s) => report.add_span(s),
         Event::Job(_) => report.add_job_event(e),
         Event::Sample(s) => report.add_sample(s),
+        Event::Mark(m) => report.add_mark(m.clone()),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_progress_has_a_bar_the_elapsed_time_and_what_is_left() {
+        let line = progress_line("k14", "G1 queries", 25, 100, Duration::from_secs(30));
+        assert_eq!(
+            line,
+            "params: generating for k14: G1 queries [#####---------------]  25% · 0:30 elapsed, ~1:30 left"
+        );
+        assert!(!progress_line("k14", "tau", 0, 0, Duration::ZERO).contains("left"));
     }
 }

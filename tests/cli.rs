@@ -236,3 +236,33 @@ fn the_msm_paths_are_flags_reported_in_the_json_config() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--shifted-bases"));
 }
+
+/// One config file is good or bad alike in every mode: a bad `[ui]` key or value exits 2,
+/// naming it, from `bench`, a headless run and `replay` as from the dashboard.
+#[test]
+fn a_bad_ui_table_exits_2_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/h200-k22-single-to-two-lock.ptrec"
+    );
+    for (text, needle) in [
+        ("[ui]\nthem = \"dark\"\n", "them"),
+        ("[ui]\nrefresh_hz = 500\n", "refresh_hz"),
+    ] {
+        let config = dir.path().join("ui.toml");
+        std::fs::write(&config, text).unwrap();
+        let c = config.to_str().unwrap();
+        let modes: [&[&str]; 3] = [
+            &["bench", "--proofs", "1", "--config", c],
+            &["--headless", "--proofs", "1", "--config", c],
+            &["replay", rec, "--summary", "--config", c],
+        ];
+        for args in modes {
+            let out = provetop(dir.path(), args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+    }
+}

@@ -83,6 +83,13 @@ fn a_recorded_bench_replays_to_what_the_live_run_reported() {
         );
         assert_eq!(a["partitions"], b["partitions"]);
     }
+    // The segments either side of the scheduled lock change, alike live and replayed.
+    let segs = live["segments"]
+        .as_array()
+        .expect("bench --json has segments");
+    assert_eq!(segs.len(), 2, "{segs:?}");
+    assert_eq!(segs[1]["after"], "lock single → two-lock");
+    assert_eq!(replayed["segments"], live["segments"]);
     assert_eq!(replayed["recording"]["complete"], true);
     assert_eq!(replayed["recording"]["stopped_at"], Value::Null);
 
@@ -162,6 +169,52 @@ fn the_shipped_h200_recording_replays() {
             &Value::from("two-lock")
         )
     );
+    // Split at the lock change (2:27.6), each side with its own rate and busy fraction, and
+    // the change from the first to the second.
+    let segs = v["segments"].as_array().expect("segments");
+    assert_eq!(segs.len(), 2, "{segs:?}");
+    let split = segs[1]["start"].as_f64().unwrap();
+    assert!((split - 147.6).abs() < 0.05, "split at {split}");
+    assert_eq!(segs[0]["end"], segs[1]["start"]);
+    assert_eq!(segs[1]["after"], "lock single → two-lock");
+    let verified: u64 = segs.iter().map(|s| s["verified"].as_u64().unwrap()).sum();
+    assert_eq!(verified, 940);
+    for s in segs {
+        let rate = s["proofs_per_hour"].as_f64().unwrap();
+        assert!((10_000.0..20_000.0).contains(&rate), "{s}");
+        let busy = s["devices"][0]["busy_ratio"].as_f64().unwrap();
+        assert!((0.2..0.5).contains(&busy), "{s}");
+        assert!(
+            s["devices"][0]["gaps"]["waiting_synthesis"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
+    let change = &segs[1]["change"];
+    let pct = change["proofs_per_hour_pct"].as_f64().unwrap();
+    let (a, b) = (
+        segs[0]["proofs_per_hour"].as_f64().unwrap(),
+        segs[1]["proofs_per_hour"].as_f64().unwrap(),
+    );
+    assert!((pct - (b / a - 1.0) * 100.0).abs() < 1e-6);
+    let line = change["line"].as_str().unwrap();
+    assert!(
+        line.starts_with("lock single → two-lock: proofs/h ") && line.contains("gpu0 busy "),
+        "{line}"
+    );
+    // The text summary lists both segments and the change.
+    let text = provetop(home.path(), &["replay", file, "--summary"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("segments (split at each config change and mark):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  0:00.0 → 2:27.6  ") || text.contains("→ 2:27.6  "),
+        "{text}"
+    );
+    assert!(text.contains(&format!("    after {line}")), "{text}");
 }
 
 #[test]
@@ -432,4 +485,79 @@ fn check_trace(path: &Path) -> TraceFacts {
     }
     assert!(!used.is_empty());
     f
+}
+
+/// The native Perfetto trace of a bench recording parses with the `perfetto` package's
+/// `perfetto_trace_pb2` and holds a track per engine, worker and pool, counters, flows from
+/// synthesis to the device to the proof, and the config change (scripts/pftrace-check.py).
+/// scripts/test.sh installs the package and sets PROVETOP_PFTRACE_CHECK=1; without either,
+/// the parse is skipped and the trace is only checked to be written.
+#[test]
+fn a_pftrace_export_parses_with_perfettos_own_protos() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("bench.ptrec");
+    let out = provetop(
+        dir.path(),
+        &[
+            "bench",
+            "--backend",
+            "cpu",
+            "--log2-constraints",
+            "10",
+            "--proofs",
+            "6",
+            "--partitions",
+            "2",
+            "--at",
+            "p4:lock=two-lock",
+            "--record",
+            rec.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace = dir.path().join("trace.pftrace");
+    let e = provetop(
+        dir.path(),
+        &[
+            "export",
+            rec.to_str().unwrap(),
+            "--perfetto",
+            trace.to_str().unwrap(),
+        ],
+    );
+    assert!(e.status.success(), "{}", stderr(&e));
+    assert!(stderr(&e).contains("slices"), "{}", stderr(&e));
+    let bytes = std::fs::read(&trace).unwrap();
+    // A protobuf stream of packets (field 1, length-delimited), not JSON.
+    assert_eq!(bytes[0], 0x0a, "not a protobuf trace");
+    let required = std::env::var("PROVETOP_PFTRACE_CHECK").is_ok_and(|v| v == "1");
+    let has_module = Command::new("python3")
+        .args([
+            "-c",
+            "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_module && !required {
+        eprintln!("perfetto (PyPI) not installed: the trace's parse is left to scripts/test.sh");
+        return;
+    }
+    let check = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/pftrace-check.py"
+        ))
+        .arg(&trace)
+        .arg("--want-config")
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let facts: Value = serde_json::from_slice(&check.stdout).unwrap();
+    assert!(facts["flows"].as_u64().unwrap() >= 12, "{facts}");
+    assert!(facts["counter_values"].as_u64().unwrap() > 0, "{facts}");
 }

@@ -30,6 +30,7 @@ pub enum Action {
     Mark,
     Theme,
     Save,
+    SaveEngine,
     ViewTimeline,
     ViewPipeline,
     ViewMetrics,
@@ -44,7 +45,7 @@ pub enum Action {
 }
 
 /// `(action, name in [ui.keys], default keys, what it does)`; the help overlay lists these.
-pub const ACTIONS: [(Action, &str, &[&str], &str); 34] = [
+pub const ACTIONS: [(Action, &str, &[&str], &str); 35] = [
     (Action::Quit, "quit", &["q"], "quit (ctrl-c too)"),
     (Action::Help, "help", &["?", "f1"], "this help"),
     (Action::Pause, "pause", &["space"], "pause / resume"),
@@ -94,6 +95,12 @@ pub const ACTIONS: [(Action, &str, &[&str], &str); 34] = [
     (Action::Record, "record", &["R"], "start / stop recording"),
     (Action::Theme, "theme", &["t"], "next theme"),
     (Action::Save, "save", &["w"], "save [ui] to config file"),
+    (
+        Action::SaveEngine,
+        "save_engine",
+        &["W"],
+        "save changed [engine] values",
+    ),
     (
         Action::ViewTimeline,
         "view_timeline",

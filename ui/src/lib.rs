@@ -4,6 +4,7 @@
 //! keys and mouse into UI changes and `Control`s for whoever drives the engine.
 
 pub mod app;
+pub mod config_edit;
 pub mod keys;
 pub mod replay;
 pub mod settings;

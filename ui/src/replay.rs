@@ -102,8 +102,9 @@ impl Replay {
             let history = app.state.history;
             app.state = State::new(self.session.clone());
             app.state.history = history;
-            app.ui.gap = None;
         }
+        // The playhead moved: the selected gap no longer anchors `[` and `]`, nor the gap line.
+        app.ui.gap = None;
         app.ui.paused_at = None;
         let t = t.clamp(self.player.start(), self.player.end());
         app.ui

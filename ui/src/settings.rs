@@ -92,44 +92,32 @@ impl UiSettings {
     /// Writes `[ui]` into the config file at `path` (created if missing), keeping every other
     /// table, and comments, as they were. The write is atomic: a new file renamed over.
     pub fn save(&self, path: &Path) -> Result<(), String> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(format!("reading {}: {e}", path.display())),
-        };
-        let mut doc: toml_edit::DocumentMut = text
-            .parse()
-            .map_err(|e| format!("{} is not valid TOML: {e}", path.display()))?;
-        if !doc.contains_table("ui") {
-            doc["ui"] = toml_edit::table();
-        }
-        let ui = doc["ui"]
-            .as_table_mut()
-            .ok_or_else(|| format!("{}: `ui` is not a table", path.display()))?;
-        ui["theme"] = toml_edit::value(self.theme.clone());
-        ui["refresh_hz"] = if self.refresh_hz.fract() == 0.0 {
-            toml_edit::value(self.refresh_hz as i64)
-        } else {
-            toml_edit::value(self.refresh_hz)
-        };
-        if !self.keys.is_empty() {
-            let mut keys = toml_edit::Table::new();
-            for (action, k) in &self.keys {
-                keys[action] = if k.len() == 1 {
-                    toml_edit::value(k[0].clone())
-                } else {
-                    toml_edit::value(k.iter().cloned().collect::<toml_edit::Array>())
-                };
+        crate::config_edit::edit(path, |doc| {
+            if !doc.contains_table("ui") {
+                doc["ui"] = toml_edit::table();
             }
-            ui["keys"] = toml_edit::Item::Table(keys);
-        }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        }
-        let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, doc.to_string())
-            .and_then(|_| std::fs::rename(&tmp, path))
-            .map_err(|e| format!("writing {}: {e}", path.display()))
+            let ui = doc["ui"]
+                .as_table_mut()
+                .ok_or_else(|| format!("{}: `ui` is not a table", path.display()))?;
+            ui["theme"] = toml_edit::value(self.theme.clone());
+            ui["refresh_hz"] = if self.refresh_hz.fract() == 0.0 {
+                toml_edit::value(self.refresh_hz as i64)
+            } else {
+                toml_edit::value(self.refresh_hz)
+            };
+            if !self.keys.is_empty() {
+                let mut keys = toml_edit::Table::new();
+                for (action, k) in &self.keys {
+                    keys[action] = if k.len() == 1 {
+                        toml_edit::value(k[0].clone())
+                    } else {
+                        toml_edit::value(k.iter().cloned().collect::<toml_edit::Array>())
+                    };
+                }
+                ui["keys"] = toml_edit::Item::Table(keys);
+            }
+            Ok(())
+        })
     }
 }
 

@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use provetop_telemetry::control::Control;
-use provetop_telemetry::{ConfigChange, Event};
+use provetop_telemetry::{ConfigChange, Event, JobEvent, JobState};
 use provetop_ui::app::{Pane, View};
 use provetop_ui::ratatui::crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 
@@ -88,6 +88,35 @@ fn jobs_marks_and_quit() {
     assert_eq!(app.handle(&ctrl_c), vec![Control::Quit]);
 }
 
+#[test]
+fn quitting_with_jobs_in_flight_asks_first() {
+    let mut app = cpu_app();
+    let t = app.state.now;
+    for job in [900, 901] {
+        app.state.apply(&Event::Job(JobEvent {
+            t,
+            job,
+            partition: None,
+            state: JobState::Submitted,
+            detail: None,
+        }));
+    }
+    // The first q only warns, saying how many jobs would be dropped.
+    assert!(keys_sent(&mut app, "q").is_empty());
+    let screen = text(&render(&mut app, 120, 30));
+    assert!(
+        screen.contains("2 job(s) in flight will be dropped: q again to quit"),
+        "{screen}"
+    );
+    // Any other key keeps the dashboard; the next q asks again, and a second one quits.
+    assert!(keys_sent(&mut app, "j").is_empty());
+    assert!(keys_sent(&mut app, "q").is_empty());
+    assert_eq!(keys_sent(&mut app, "q"), vec![Control::Quit]);
+    // ctrl-c never asks: the exit line says what was dropped.
+    let ctrl_c = TermEvent::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_eq!(app.handle(&ctrl_c), vec![Control::Quit]);
+}
+
 fn keys_sent(app: &mut provetop_ui::App, s: &str) -> Vec<Control> {
     s.chars().flat_map(|c| key(app, KeyCode::Char(c))).collect()
 }
@@ -151,5 +180,73 @@ fn mouse_selects_tabs_lanes_gaps_and_zooms() {
     assert_eq!(
         app.ui.form.current_row(),
         provetop_ui::app::Row::Engine("lock")
+    );
+}
+
+#[test]
+fn w_upper_saves_the_engine_values_changed_from_the_dashboard() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "[engine]\nlock = \"single\" # was fine\nprover_threads = 4\n",
+    )
+    .unwrap();
+    let mut app = gpu_app();
+    app.ui.config_path = Some(path.clone());
+    // The fixture's own changes aside: nothing changed yet, nothing to save.
+    app.state.config.changed_by_ui.clear();
+    keys(&mut app, "W");
+    assert!(app.ui.notice.as_ref().unwrap().error);
+    for (key, from, to, by) in [
+        ("lock", "single", "two-lock", "ui"),
+        ("gpu_workers_per_device", "2", "3", "ui"),
+        // A scheduled change is not the operator's to save.
+        ("prestage", "true", "false", "schedule"),
+    ] {
+        app.state.apply(&Event::Config(ConfigChange {
+            t: app.state.now,
+            key: key.into(),
+            from: from.into(),
+            to: to.into(),
+            by: by.into(),
+            applied: true,
+            error: None,
+        }));
+    }
+    keys(&mut app, "W");
+    let notice = app.ui.notice.clone().unwrap();
+    assert!(!notice.error, "{notice:?}");
+    assert!(
+        notice
+            .text
+            .contains("gpu_workers_per_device = 3, lock = two-lock"),
+        "{notice:?}"
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text,
+        "[engine]\nlock = \"two-lock\" # was fine\nprover_threads = 4\ngpu_workers_per_device = 3\n"
+    );
+}
+
+#[test]
+fn the_pipeline_view_compares_the_segments_between_changes() {
+    let mut app = gpu_app();
+    keys(&mut app, "2");
+    let screen = text(&render(&mut app, 200, 60));
+    assert!(app.state.segments.len() >= 3, "{:?}", app.state.segments);
+    assert!(
+        screen.contains("Segments: did the change help?"),
+        "{screen}"
+    );
+    // Each change line starts a row of the block; the newest three segments are listed.
+    assert!(
+        screen.contains("│   after lock single → two-lock: proofs/h "),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("│   after mark: after two-lock: proofs/h "),
+        "{screen}"
     );
 }

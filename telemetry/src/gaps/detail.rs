@@ -118,8 +118,19 @@ impl GapDetail<Nanos> {
         }
         match cause {
             "lock_held" => top(&self.lock_held).map(|h| format!("holder in {h}")),
-            "waiting_synthesis" => top(&self.waiting_synthesis).map(|r| format!("short of {r}")),
-            "no_work" => top(&self.no_work),
+            "waiting_synthesis" => {
+                top(&self.waiting_synthesis).map(|r| format!("short of {}", r.replace('_', " ")))
+            }
+            "no_work" => top(&self.no_work).map(|r| {
+                [
+                    (IDLE_START, "before the first job"),
+                    (IDLE_PENDING, "partitions pending, none in synthesis"),
+                    (IDLE_FEW_JOBS, "too few jobs in flight"),
+                    (IDLE_END, "after the last job"),
+                ]
+                .iter()
+                .fold(r, |r, (key, text)| r.replacen(key, text, 1))
+            }),
             "alloc" => {
                 let a = self.alloc.as_ref()?;
                 let r = top(&a.reasons)?;
@@ -194,5 +205,8 @@ mod tests {
         d.alloc().memory(3_100_000_000, None, vec![]);
         assert_eq!(d.why("alloc").unwrap(), "waiting_for_lock, 3.1 GB wanted");
         assert_eq!(d.why("upload"), None);
+        d.no_work(IDLE_FEW_JOBS, 3);
+        d.no_work(IDLE_END, 1);
+        assert_eq!(d.why("no_work").unwrap(), "too few jobs in flight 75 %");
     }
 }

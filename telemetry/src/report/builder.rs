@@ -7,14 +7,16 @@ use std::collections::BTreeMap;
 use super::series::Series;
 use super::{merged_length, ConfigEventRow, ProofRow, Stat, Summary};
 use crate::gaps::{DeviceGaps, GapAnalyzer};
-use crate::{metrics, ConfigChange, Event, Lane, Nanos, ProofRecord, Sample, Span, Stage};
+use crate::{metrics, ConfigChange, Event, Lane, Mark, Nanos, ProofRecord, Sample, Span, Stage};
 
 /// Collects what a report needs from the event stream.
 #[derive(Default)]
 pub struct ReportBuilder {
     pub(super) proofs: Vec<ProofRecord>,
     gaps: GapAnalyzer,
-    config: Vec<ConfigChange>,
+    pub(super) config: Vec<ConfigChange>,
+    /// User annotations: with config changes, where segments split.
+    pub(super) marks: Vec<Mark>,
     /// (metric, device) → series, for the few metrics the device summary uses.
     pub(super) series: BTreeMap<(&'static str, String), Series>,
     /// Per device: compute spans and copy spans seen on the compute lane, span bytes.
@@ -90,8 +92,17 @@ impl ReportBuilder {
             Event::Proof(p) => self.add_proof(p.clone()),
             Event::Config(c) => self.add_config(c.clone()),
             Event::Sample(s) => self.add_sample(s),
+            Event::Mark(m) => self.add_mark(m.clone()),
             _ => {}
         }
+    }
+
+    pub fn add_mark(&mut self, m: Mark) {
+        self.marks.push(m);
+    }
+
+    pub fn marks(&self) -> &[Mark] {
+        &self.marks
     }
 
     /// A span: compute spans make devices busy; the others explain their gaps.

@@ -6,11 +6,13 @@
 
 mod builder;
 mod devices;
+mod segments;
 mod series;
 #[cfg(test)]
 mod tests;
 
 pub use builder::ReportBuilder;
+pub use segments::{Segment, SegmentChange, SegmentDevice};
 
 use serde::Serialize;
 use std::collections::BTreeMap;

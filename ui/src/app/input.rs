@@ -16,18 +16,26 @@ pub(crate) fn key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
     if k.modifiers.contains(KeyModifiers::CONTROL) && k.code == KeyCode::Char('c') {
         return vec![Control::Quit];
     }
+    let action = app.ui.settings.keymap.action(k);
+    if let Some(deadline) = app.ui.confirm_quit.take() {
+        if action == Some(Action::Quit) && app.state.now <= deadline {
+            return vec![Control::Quit];
+        }
+        app.ui.notify(app.state.now, "still running", false);
+        return vec![];
+    }
     if app.ui.prompt.is_some() {
         return prompt_key(app, k);
     }
     if app.ui.form.editing.is_some() {
         return edit_key(app, k);
     }
-    let Some(action) = app.ui.settings.keymap.action(k) else {
+    let Some(action) = action else {
         return vec![];
     };
     if app.ui.help {
         match action {
-            Action::Quit => return vec![Control::Quit],
+            Action::Quit => return quit(app),
             _ => {
                 app.ui.help = false;
                 return vec![];
@@ -35,6 +43,22 @@ pub(crate) fn key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
         }
     }
     act(app, action)
+}
+
+/// Quits, but with jobs in flight on a live engine asks first: they would be dropped.
+fn quit(app: &mut App) -> Vec<Control> {
+    let open = app.state.pipeline.open_jobs().count();
+    if open == 0 || app.ui.replay.is_some() {
+        return vec![Control::Quit];
+    }
+    let key = app.ui.settings.keymap.key(Action::Quit);
+    let now = app.state.now;
+    let msg = format!(
+        "{open} job(s) in flight will be dropped: {key} again to quit, any other key to stay"
+    );
+    app.ui.notify(now, msg, true);
+    app.ui.confirm_quit = app.ui.notice.as_ref().map(|n| n.until);
+    vec![]
 }
 
 fn text_key(text: &mut String, k: &KeyEvent) {
@@ -216,6 +240,7 @@ fn act(app: &mut App, action: Action) -> Vec<Control> {
         Action::Submit => read_only(app, "submit jobs"),
         Action::CancelJob => read_only(app, "cancel jobs"),
         Action::Mark => read_only(app, "add marks"),
+        Action::SaveEngine => read_only(app, "save engine settings"),
         _ => false,
     };
     if refused {
@@ -223,7 +248,7 @@ fn act(app: &mut App, action: Action) -> Vec<Control> {
     }
     let ui = &mut app.ui;
     match action {
-        Action::Quit => return vec![Control::Quit],
+        Action::Quit => return quit(app),
         Action::Help => ui.help = true,
         Action::Pause => {
             if let Some(r) = &ui.replay {
@@ -239,7 +264,11 @@ fn act(app: &mut App, action: Action) -> Vec<Control> {
                 None => Some(app.state.now),
             }
         }
-        Action::Live => ui.paused_at = None,
+        Action::Live => {
+            ui.paused_at = None;
+            ui.gap = None;
+            ui.cell = None;
+        }
         Action::FocusNext | Action::FocusPrev => {
             let i = PANES.iter().position(|p| *p == ui.focus).unwrap_or(0) as i64;
             let d = if action == Action::FocusNext { 1 } else { -1 };
@@ -266,8 +295,16 @@ fn act(app: &mut App, action: Action) -> Vec<Control> {
             let i = names.iter().position(|n| *n == ui.theme_name);
             let next = names[i.map_or(0, |i| (i + 1) % names.len())];
             app.set_theme(next);
+            if app.ui.theme_name == next {
+                let msg = format!(
+                    "theme {next} ({} saves it)",
+                    app.ui.settings.keymap.key(Action::Save)
+                );
+                app.ui.notify(app.state.now, msg, false);
+            }
         }
         Action::Save => save(app),
+        Action::SaveEngine => save_engine(app),
         Action::Record => return record(app),
         Action::Slower | Action::Faster if !replay_only(app) => {
             return speed_step(app, action == Action::Faster)
@@ -317,6 +354,24 @@ pub(super) fn save(app: &mut App) {
     app.ui.form.saved = Some(result);
 }
 
+/// Writes the `[engine]` values changed from the dashboard into the config file, and only
+/// those, so the next start begins where this session ended.
+fn save_engine(app: &mut App) {
+    let changed = &app.state.config.changed_by_ui;
+    let result = match (&app.ui.config_path, changed.is_empty()) {
+        (_, true) => Err("no [engine] value changed from the dashboard to save".to_string()),
+        (None, _) => Err("nowhere to save: give --config FILE, or set HOME".to_string()),
+        (Some(p), _) => crate::config_edit::save_engine(p, changed).map(|_| {
+            let keys: Vec<String> = changed.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            format!("saved [engine] {} to {}", keys.join(", "), p.display())
+        }),
+    };
+    match result {
+        Ok(m) => app.ui.notify(app.state.now, m, false),
+        Err(e) => app.report(&e),
+    }
+}
+
 fn cancel(app: &mut App) -> Vec<Control> {
     let p = &app.state.pipeline;
     let target = match app.ui.job.and_then(|j| p.jobs.get(&j)) {
@@ -355,13 +410,15 @@ fn motion(app: &mut App, a: Action) -> Vec<Control> {
             // Scroll back pauses; a tenth of the window a step, a whole window a page.
             let len = ui.zoom_len();
             let step = if page { len } else { len / 10 };
+            // Back never moves the paused point later: in the first window, where the
+            // window cannot start before 0, it stays where it was.
+            let at = ui.paused_point(now).unwrap_or(now);
             let (_, end) = ui.window(now);
-            let end = if dir < 0 {
-                end.saturating_sub(step)
+            ui.paused_at = Some(if dir < 0 {
+                end.saturating_sub(step).max(len.min(now)).min(at)
             } else {
-                end + step
-            };
-            ui.paused_at = Some(end.clamp(len.min(now), now));
+                (end + step).min(now)
+            });
         }
         Pane::Lanes => {
             let n = app.state.timelines.lanes().len();
@@ -462,7 +519,10 @@ fn back(app: &mut App) {
     let ui = &mut app.ui;
     match ui.focus {
         Pane::Form if !ui.form.pending.is_empty() => ui.form.pending.clear(),
-        Pane::Lanes if ui.gap.is_some() => ui.gap = None,
+        Pane::Lanes if ui.gap.is_some() || ui.cell.is_some() => {
+            ui.gap = None;
+            ui.cell = None;
+        }
         Pane::Lanes if ui.paused_at.is_some() => ui.paused_at = None,
         Pane::Jobs => ui.job = None,
         _ => {}
@@ -486,26 +546,27 @@ fn step_gap(app: &mut App, dir: i64) {
         t1,
     };
     let min = min_gap(&geom);
-    let sel = ui.gap.filter(|g| g.device == dev);
+    // A selection the playhead has left (a seek, `end`, a scroll) no longer anchors the step:
+    // it starts from the window instead.
+    let sel = ui
+        .gap
+        .filter(|g| g.device == dev && g.start >= t0 && g.start < t1);
+    let earliest = state.now.saturating_sub(state.history);
     let found = match (sel, dir > 0) {
-        (None, _) => {
-            let gaps: Vec<_> = d
-                .gaps(t0, t1.min(state.now), state.now)
-                .into_iter()
-                .filter(|g| g.len() >= min)
-                .collect();
-            if dir > 0 {
-                gaps.first().cloned()
-            } else {
-                gaps.last().cloned()
-            }
-        }
+        (None, true) => d
+            .gaps(t0, state.now, state.now)
+            .into_iter()
+            .find(|g| g.start >= t0 && g.len() >= min),
+        (None, false) => d
+            .gaps(earliest, t1.min(state.now), state.now)
+            .into_iter()
+            .rfind(|g| g.start < t1 && g.len() >= min),
         (Some(s), true) => d
             .gaps(s.start + 1, state.now, state.now)
             .into_iter()
             .find(|g| g.start > s.start && g.len() >= min),
         (Some(s), false) => d
-            .gaps(state.now.saturating_sub(state.history), s.start, state.now)
+            .gaps(earliest, s.start, state.now)
             .into_iter()
             .rfind(|g| g.start < s.start && g.len() >= min),
     };

@@ -174,6 +174,11 @@ pub struct Ui {
     pub replay: Option<ReplayStatus>,
     /// Set while the live session is being recorded.
     pub recording: Option<RecordingStatus>,
+    /// Until when a second quit key quits although jobs are in flight.
+    pub confirm_quit: Option<Nanos>,
+    /// The session time under the mouse on the lanes (the last click or hover): the cell
+    /// whose exact figures the timeline shows.
+    pub cell: Option<Nanos>,
 }
 
 impl Ui {
@@ -199,6 +204,8 @@ impl Ui {
             size: (0, 0),
             replay: None,
             recording: None,
+            confirm_quit: None,
+            cell: None,
         }
     }
 
@@ -208,6 +215,13 @@ impl Ui {
 
     pub fn zoom_len(&self) -> Nanos {
         ZOOMS[self.zoom.min(ZOOMS.len() - 1)]
+    }
+
+    /// Where the timeline was paused, never after `now`; `None` when live. In the first
+    /// window of a session it lies before the window's end, which cannot be earlier than a
+    /// whole zoom.
+    pub fn paused_point(&self, now: Nanos) -> Option<Nanos> {
+        self.paused_at.map(|p| p.min(now))
     }
 
     /// The timeline's window `[t0, t1)`: always a whole zoom long, ending now when live.

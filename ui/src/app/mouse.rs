@@ -73,6 +73,13 @@ pub(super) fn mouse(app: &mut App, m: &MouseEvent) {
                 );
             }
         }
+        MouseEventKind::Moved => {
+            app.ui.cell = r
+                .lanes
+                .as_ref()
+                .filter(|g| g.rows.iter().any(|(y, _)| *y == at.y))
+                .and_then(|g| g.time_at(at.x));
+        }
         _ => {}
     }
 }
@@ -103,6 +110,7 @@ fn click(app: &mut App, r: &crate::view::Regions, at: Position) {
             if let Some(i) = lanes.iter().position(|l| *l == lane) {
                 app.ui.lane = i;
             }
+            app.ui.cell = g.time_at(at.x);
             if let (LaneRef::Device(d, LaneKind::Compute), Some(t)) = (lane, g.time_at(at.x)) {
                 let dev = &app.state.timelines.devices[d];
                 app.ui.gap = dev

@@ -20,6 +20,8 @@ pub struct ConfigState {
     pub history: Ring<ConfigChange>,
     /// The last refused change per key, until a later change of that key is applied.
     pub refused: BTreeMap<String, Refusal>,
+    /// The latest value of each key the operator changed from the dashboard: what `W` saves.
+    pub changed_by_ui: BTreeMap<String, String>,
 }
 
 impl ConfigState {
@@ -28,6 +30,7 @@ impl ConfigState {
             current,
             history: Ring::new(1000),
             refused: BTreeMap::new(),
+            changed_by_ui: BTreeMap::new(),
         }
     }
 
@@ -36,6 +39,9 @@ impl ConfigState {
             // The engine validated the value; a key this build does not know is still history.
             let _ = self.current.set(&c.key, &c.to);
             self.refused.remove(&c.key);
+            if c.by == "ui" {
+                self.changed_by_ui.insert(c.key.clone(), c.to.clone());
+            }
         } else {
             self.refused.insert(
                 c.key.clone(),

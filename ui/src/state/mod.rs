@@ -20,7 +20,11 @@ pub use timeline::{
 
 use provetop_telemetry::gaps::{GapAnalyzer, GapDetail};
 use provetop_telemetry::record::Hole;
+use provetop_telemetry::report::{ReportBuilder, Segment};
 use provetop_telemetry::{Event, LogLine, Nanos, SessionInfo};
+
+/// How often the segments between changes are worked out again.
+const SEGMENTS_EVERY: Nanos = 2_000_000_000;
 
 /// How far back the dashboard keeps spans and samples: the widest zoom plus room to scroll.
 pub const DEFAULT_HISTORY: Nanos = 20 * 60 * 1_000_000_000;
@@ -42,6 +46,13 @@ pub struct State {
     pub not_recorded: Hole,
     /// Why each device was idle: the engine's attribution, a pure function of the events.
     gap_causes: GapAnalyzer,
+    /// The run report `bench` and `replay --summary` build, fed the same events, for the
+    /// segments between changes.
+    report: ReportBuilder,
+    /// The session split at every change and mark (empty until one), as of `segments_at`.
+    pub segments: Vec<Segment>,
+    segments_at: Nanos,
+    segments_dirty: bool,
 }
 
 /// One cause of a gap: its label, its share of the gap, and the reason behind it if known.
@@ -67,6 +78,10 @@ impl State {
             holes: Ring::new(1000),
             not_recorded: Hole::default(),
             gap_causes: GapAnalyzer::new(),
+            report: ReportBuilder::default(),
+            segments: vec![],
+            segments_at: 0,
+            segments_dirty: false,
         }
     }
 
@@ -83,6 +98,10 @@ impl State {
 
     pub fn apply(&mut self, event: &Event) {
         self.gap_causes.observe(event);
+        self.report.observe(event);
+        if matches!(event, Event::Config(c) if c.applied) || matches!(event, Event::Mark(_)) {
+            self.segments_dirty = true;
+        }
         match event {
             Event::Span(s) => self.timelines.add(s),
             Event::Sample(s) => self.samples.add(s),
@@ -117,6 +136,14 @@ impl State {
     /// Moves the clock forward (never back) and drops history older than `history`.
     pub fn advance(&mut self, now: Nanos) {
         self.now = self.now.max(now);
+        // Segments exist once something split the session. Working them out costs with the
+        // session's length, so a longer session (or a fast replay) refreshes them less often.
+        let due = self.now >= self.segments_at + SEGMENTS_EVERY.max(self.segments_at / 50);
+        if self.segments_dirty || (!self.segments.is_empty() && due) {
+            self.segments = self.report.segments(0, self.now);
+            self.segments_at = self.now;
+            self.segments_dirty = false;
+        }
         let cutoff = self.now.saturating_sub(self.history);
         self.timelines.evict(cutoff);
         self.samples.evict(cutoff);
@@ -124,12 +151,15 @@ impl State {
     }
 
     /// What device `d` waited for during the gap `[start, end)`: each cause with its share,
-    /// the largest first, as the contract's gap attribution gives them, and the reason behind
-    /// it where the analyser knows one (`gap_detail`).
+    /// the largest first, as the contract's gap attribution gives them (causes under half a
+    /// percent left out), and the reason behind each where the analyser knows one
+    /// (`gap_detail`).
     pub fn gap_causes(&self, d: usize, start: Nanos, end: Nanos) -> Vec<GapShare> {
         let Some(dev) = self.timelines.devices.get(d) else {
             return vec![];
         };
+        // Nothing past the clock: a paused replay's playhead is its now.
+        let end = end.min(self.now);
         let len = end.saturating_sub(start).max(1);
         let mut by: Vec<(String, &'static str, Nanos)> = vec![];
         let mut detail = GapDetail::default();
@@ -149,7 +179,8 @@ impl State {
                 }
             }
         }
-        by.retain(|(_, _, n)| *n > 0);
+        // A cause under half a percent would read `0%` and push the real ones off the line.
+        by.retain(|(_, _, n)| *n * 200 >= len);
         by.sort_by_key(|(_, _, n)| std::cmp::Reverse(*n));
         by.into_iter()
             .map(|(cause, key, n)| GapShare {

@@ -82,6 +82,14 @@ pub fn pct(r: f64) -> String {
     format!("{:.0}%", (r * 100.0).clamp(0.0, 999.0))
 }
 
+/// `1 gap`, `49 gaps`.
+pub fn plural(n: u64, what: &str) -> String {
+    match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    }
+}
+
 /// Counts with thousands separated: `4,408`.
 pub fn count(n: f64) -> String {
     let n = n.round() as i64;

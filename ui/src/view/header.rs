@@ -158,11 +158,12 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
         }
         spans.extend(seg);
     }
-    let host = &s.machine.hostname;
+    let host = format!("host {}", s.machine.hostname);
     let used = width(&spans);
-    if !host.is_empty() && used + host.len() + 2 < total {
-        spans.push(Span::raw(" ".repeat(total - used - host.len() - 1)));
-        spans.push(Span::styled(host.clone(), theme.dim()));
+    let n = host.chars().count();
+    if !s.machine.hostname.is_empty() && used + n + 2 < total {
+        spans.push(Span::raw(" ".repeat(total - used - n - 1)));
+        spans.push(Span::styled(host, theme.dim()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
@@ -298,6 +299,7 @@ fn hints(ui: &Ui) -> Vec<(String, &'static str)> {
                 h.push((k(Action::Back), "discard"));
             }
             h.push((k(Action::Save), "save [ui]"));
+            h.push((k(Action::SaveEngine), "save [engine]"));
         }
         Pane::LogStrip | Pane::LogLines | Pane::History | Pane::Devices => {
             h.push((format!("{}{}", k(Action::Up), k(Action::Down)), "scroll"));

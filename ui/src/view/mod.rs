@@ -1,6 +1,8 @@
 //! Drawing: a pure function of (state, theme, UI state). `regions` gives the same layout to
 //! the mouse handler, so a click lands on what was drawn there.
 
+mod cells;
+mod detail;
 pub mod fmt;
 mod header;
 mod help;

@@ -155,7 +155,7 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, wide: bo
             ]),
             Line::from(vec![value(
                 format!(
-                    "wait {:.0} · synth {:.0} · ready {:.0} · proving {:.0}",
+                    "pending {:.0} · synth {:.0} · queued {:.0} · proving {:.0}",
                     d[0].2, d[1].2, d[2].2, d[3].2
                 ),
                 theme,
@@ -209,7 +209,44 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
     let p = layout(r.body);
     draw_top(f, p.top, state, theme, ui);
     draw_jobs(f, p.jobs, state, theme, ui);
-    draw_stages(f, p.stages, state, theme);
+    // The segments between changes under the stage medians, once a change split the session.
+    let lines = segment_lines(state, theme);
+    let inner = p.stages.width.saturating_sub(2).max(1) as usize;
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let want = rows as u16 + 2;
+    if state.segments.len() >= 2 && p.stages.height >= want + 6 {
+        let [stages, segs] =
+            Layout::vertical([Constraint::Min(6), Constraint::Length(want)]).areas(p.stages);
+        draw_stages(f, stages, state, theme);
+        f.render_widget(
+            Paragraph::new(lines)
+                .wrap(ratatui::widgets::Wrap { trim: false })
+                .block(block(" Segments: did the change help? ", false, theme)),
+            segs,
+        );
+    } else {
+        draw_stages(f, p.stages, state, theme);
+    }
+}
+
+/// Segments the pipeline view lists, the newest.
+const SEGMENTS_SHOWN: usize = 3;
+
+/// Each of the last segments: its span, rate and busy fraction, then what changed from the
+/// one before (`lock single → two-lock: proofs/h −3.9 %, gpu0 busy −3.0 points; …`).
+fn segment_lines<'a>(state: &State, theme: &Theme) -> Vec<Line<'a>> {
+    let segs = &state.segments;
+    let mut lines = vec![];
+    for s in &segs[segs.len().saturating_sub(SEGMENTS_SHOWN)..] {
+        lines.push(Line::from(value(format!(" {}", s.line()), theme)));
+        if let Some(c) = &s.change {
+            lines.push(Line::from(Span::styled(
+                format!("   after {}", c.line),
+                Style::default().fg(theme.accent),
+            )));
+        }
+    }
+    lines
 }
 
 fn draw_top(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {

@@ -9,18 +9,22 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 use ratatui::Frame;
 
-use provetop_telemetry::{Nanos, Stage};
+use provetop_telemetry::Nanos;
 
+use super::cells::lane_cells;
+use super::detail::{detail_lines, legend_rows, stages_seen};
 use super::widgets::block;
-use super::{fmt, log, metrics, pipeline, Regions, WIDE};
+use super::{fmt, log, metrics, pipeline, Regions};
 use crate::app::{Pane, Ui, SECOND};
-use crate::keys::Action;
 use crate::state::{Gap, LaneKind, LaneRef, State};
-use crate::theme::{Theme, ALL_STAGES};
+use crate::theme::Theme;
 
 const LABEL_W: u16 = 18;
-/// Rows under the lanes inside the block: the gap line and the legend.
-const DETAIL_H: u16 = 2;
+/// From this width the timeline has the devices and the pipeline beside it; narrower, the
+/// lanes get every column.
+const SIDE_FROM: u16 = 160;
+/// The most rows a lane takes.
+const LANE_ROWS: u16 = 3;
 
 /// Where the lanes are drawn: rows, the bars' columns, and the window they span.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +59,7 @@ struct Parts {
 }
 
 fn layout(body: Rect, state: &State, ui: &Ui) -> Parts {
-    let wide = body.width >= WIDE;
+    let wide = body.width >= SIDE_FROM;
     let (main, side) = if wide {
         let [m, s] = Layout::horizontal([Constraint::Min(60), Constraint::Length(58)]).areas(body);
         (m, Some(s))
@@ -69,8 +73,13 @@ fn layout(body: Rect, state: &State, ui: &Ui) -> Parts {
     } else {
         5
     };
-    // The lanes take what they need (two rows each at most); the log gets the rest.
-    let want = state.timelines.lanes().len() as u16 * 2 + 1 + DETAIL_H + 2;
+    // Under the lanes: the gap line and the legend, wrapped to the width.
+    let (t0, t1) = ui.window(state.now);
+    let legend = legend_rows(&stages_seen(state, t0, t1), main.width.saturating_sub(2));
+    let detail_h = 1 + legend.clamp(1, 3);
+    // The lanes take what they need (up to LANE_ROWS each, finer fills the taller they
+    // are); the log gets the rest.
+    let want = state.timelines.lanes().len() as u16 * LANE_ROWS + 1 + detail_h + 2;
     let bottom_h = bottom_h.max(main.height.saturating_sub(want));
     let [block, bottom] =
         Layout::vertical([Constraint::Min(6), Constraint::Length(bottom_h)]).areas(main);
@@ -87,10 +96,10 @@ fn layout(body: Rect, state: &State, ui: &Ui) -> Parts {
         (d, p)
     });
     let inner = block.inner(ratatui::layout::Margin::new(1, 1));
-    let lane_rows = inner.height.saturating_sub(1 + DETAIL_H);
+    let lane_rows = inner.height.saturating_sub(1 + detail_h);
     let lanes = state.timelines.lanes();
-    // Room to spare makes lanes taller (two rows), with stage names inside spans.
-    let h = (lane_rows as usize / lanes.len().max(1)).clamp(1, 2);
+    // Room to spare makes lanes taller, with stage names inside spans.
+    let h = (lane_rows as usize / lanes.len().max(1)).clamp(1, LANE_ROWS as usize);
     let fit = lane_rows as usize / h;
     let cursor = ui.lane.min(lanes.len().saturating_sub(1));
     let offset = (cursor + 1).saturating_sub(fit);
@@ -108,7 +117,6 @@ fn layout(body: Rect, state: &State, ui: &Ui) -> Parts {
         inner.width.saturating_sub(bars_x - inner.x),
         lane_rows,
     );
-    let (t0, t1) = ui.window(state.now);
     Parts {
         block,
         geom: LanesGeom { bars, rows, t0, t1 },
@@ -123,7 +131,7 @@ fn layout(body: Rect, state: &State, ui: &Ui) -> Parts {
             inner.x,
             inner.y + lane_rows + 1,
             inner.width,
-            DETAIL_H.min(inner.height.saturating_sub(lane_rows + 1)),
+            detail_h.min(inner.height.saturating_sub(lane_rows + 1)),
         ),
         side,
         summary,
@@ -153,8 +161,11 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
             }
             (None, Some(_)) => Span::styled("· ⏸ replay paused ", Style::default().fg(theme.warn)),
             (None, None) => Span::styled("· ▶ live ", Style::default().fg(theme.ok)),
-            (Some(_), _) => Span::styled(
-                format!("· ⏸ paused, {} ago ", fmt::nanos(state.now - p.geom.t1)),
+            (Some(at), _) => Span::styled(
+                format!(
+                    "· ⏸ paused, {} ago ",
+                    fmt::nanos(state.now - at.min(state.now))
+                ),
                 Style::default().fg(theme.warn),
             ),
         },
@@ -172,7 +183,6 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
     let buf = f.buffer_mut();
     let selected_gap = selected_gap(state, ui);
     let cursor = ui.selected_lane(state);
-    let mut seen = [false; ALL_STAGES.len()];
     let mut i = 0;
     while i < p.geom.rows.len() {
         let (y, lane) = p.geom.rows[i];
@@ -186,20 +196,14 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
             theme,
             cursor == Some(lane) && focused,
         );
-        let (cells, labels) = lane_cells(
-            &p.geom,
-            lane,
-            state,
-            theme,
-            selected_gap.as_ref(),
-            &mut seen,
-        );
+        let (cells, labels) = lane_cells(&p.geom, lane, state, theme, selected_gap.as_ref());
         for k in 0..h as u16 {
-            for (c, (ch, fg, bg)) in cells.iter().enumerate() {
-                let cell = &mut buf[(p.geom.bars.x + c as u16, y + k)];
-                cell.set_char(*ch).set_fg(*fg);
-                if let Some(bg) = bg {
-                    cell.set_bg(*bg);
+            for (c, cell) in cells.iter().enumerate() {
+                let out = &mut buf[(p.geom.bars.x + c as u16, y + k)];
+                out.set_char(cell.glyph(h as u16 - 1 - k, h as u16))
+                    .set_fg(cell.fg);
+                if let Some(bg) = cell.bg {
+                    out.set_bg(bg);
                 }
             }
         }
@@ -217,7 +221,14 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
         i += h;
     }
     draw_axis(buf, &p.geom, p.axis, state, theme);
-    let detail = detail_lines(state, theme, ui, &p.geom, selected_gap.as_ref(), &seen);
+    let detail = detail_lines(
+        state,
+        theme,
+        ui,
+        &p.geom,
+        selected_gap.as_ref(),
+        p.detail.width,
+    );
     Paragraph::new(detail)
         .style(theme.base())
         .render(p.detail, buf);
@@ -293,112 +304,6 @@ fn draw_label(
     buf.set_line(p.block.x + 1, y, &line, w as u16);
 }
 
-fn stage_index(s: Stage) -> usize {
-    ALL_STAGES.iter().position(|x| *x == s).unwrap_or(0)
-}
-
-type Cells = Vec<(char, Color, Option<Color>)>;
-/// Text to write inside spans wide enough for it: (column, text, the span's colour).
-type Labels = Vec<(u16, String, Color)>;
-
-/// One lane's cells over the window: in each column the stage that ran most of it; on a
-/// compute lane, idle columns drawn as such and the selected gap highlighted.
-fn lane_cells(
-    g: &LanesGeom,
-    lane: LaneRef,
-    state: &State,
-    theme: &Theme,
-    selected: Option<&(usize, Gap)>,
-    seen: &mut [bool; ALL_STAGES.len()],
-) -> (Cells, Labels) {
-    let w = g.bars.width as usize;
-    let mut cells: Cells = vec![(' ', theme.fg, None); w];
-    let mut labels = vec![];
-    let Some(tl) = state.timelines.lane(lane).filter(|_| w > 0) else {
-        return (cells, labels);
-    };
-    let dt = (g.t1 - g.t0) as f64 / w as f64;
-    // Time per stage in each column, in columns (1.0 = the whole column).
-    let mut cov = vec![[0f32; ALL_STAGES.len()]; w];
-    let mut compute = vec![0f32; w];
-    let is_compute_lane = matches!(lane, LaneRef::Device(_, LaneKind::Compute));
-    let mut last_job = None;
-    for s in tl.in_window(g.t0, g.t1) {
-        let a = (s.start.max(g.t0) - g.t0) as f64 / dt;
-        let b = (s.end.min(g.t1) - g.t0) as f64 / dt;
-        let si = stage_index(s.stage);
-        seen[si] = true;
-        let (c0, c1) = (a.floor() as usize, (b.ceil() as usize).min(w));
-        for c in c0.min(w)..c1 {
-            let o = (b.min(c as f64 + 1.0) - a.max(c as f64)).max(0.0) as f32;
-            cov[c][si] += o;
-            if is_compute_lane && s.stage.is_compute() {
-                compute[c] += o;
-            }
-        }
-        // Compute lanes name the stage; other lanes name the job, once per run of its spans.
-        let text = match (lane, s.job) {
-            (LaneRef::Device(_, LaneKind::Compute), _) => s.stage.key().to_string(),
-            (_, Some(j)) if last_job != Some(j) => format!("#{j}"),
-            _ => String::new(),
-        };
-        if s.job.is_some() {
-            last_job = s.job;
-        }
-        let (first, last) = (a.ceil() as usize, b.floor() as usize);
-        let room = last.saturating_sub(first);
-        let free = labels
-            .last()
-            .is_none_or(|(c, t, _): &(u16, String, Color)| (*c as usize + t.len()) < first);
-        if !text.is_empty() && room >= text.len() + 2 && free {
-            let at = first + (room - text.len()) / 2;
-            labels.push((at as u16, text, theme.stage(s.stage)));
-        }
-    }
-    let since = match lane {
-        LaneRef::Device(d, _) => state.timelines.devices[d].since,
-        LaneRef::Pool(_) => 0,
-    };
-    let sel = selected.and_then(|(d, gap)| {
-        (lane == LaneRef::Device(*d, LaneKind::Compute)).then_some((gap.start, gap.end))
-    });
-    for (c, col) in cov.iter().enumerate() {
-        let ct0 = g.t0 + (c as f64 * dt) as Nanos;
-        let ct1 = g.t0 + ((c + 1) as f64 * dt) as Nanos;
-        if ct0 >= state.now || ct1 <= since {
-            continue;
-        }
-        let (best, amount) =
-            col.iter().enumerate().fold(
-                (0, 0f32),
-                |acc, (i, v)| if *v > acc.1 { (i, *v) } else { acc },
-            );
-        let total: f32 = col.iter().sum();
-        let stage = ALL_STAGES[best];
-        cells[c] = if total > 0.5 && (!is_compute_lane || compute[c] > 0.0 || amount > 0.5) {
-            (theme.glyph(stage), theme.stage(stage), None)
-        } else if total > 0.0 && (!is_compute_lane || compute[c] > 0.0) {
-            ('▄', theme.stage(stage), None)
-        } else if is_compute_lane {
-            (theme.idle_glyph, theme.gap, None)
-        } else {
-            (' ', theme.fg, None)
-        };
-        if let Some((s, e)) = sel {
-            if s < ct1 && e > ct0 {
-                cells[c].1 = theme.bg_or_black();
-                cells[c].2 = Some(theme.gap_selected);
-            }
-        }
-    }
-    // Labels stay where their span is the column's stage, and off the selected gap.
-    labels.retain(|(c0, text, _)| {
-        let r = *c0 as usize..(*c0 as usize + text.len()).min(w);
-        r.clone().all(|c| cells[c].2.is_none())
-    });
-    (cells, labels)
-}
-
 /// A tick every `step`, chosen so labels have room.
 fn tick_step(len: Nanos, width: u16) -> Nanos {
     const STEPS_MS: [u64; 13] = [
@@ -469,125 +374,6 @@ fn draw_axis(buf: &mut Buffer, g: &LanesGeom, axis: Rect, state: &State, theme: 
         buf.set_string(x + 1, y, " config ", theme.dim());
         buf.set_string(x + 9, y, "▼", Style::default().fg(theme.mark));
         buf.set_string(x + 10, y, " mark", theme.dim());
-    }
-}
-
-fn detail_lines<'a>(
-    state: &State,
-    theme: &Theme,
-    ui: &Ui,
-    g: &LanesGeom,
-    selected: Option<&(usize, Gap)>,
-    seen: &[bool; ALL_STAGES.len()],
-) -> Vec<Line<'a>> {
-    let mut lines = vec![];
-    let gap_keys = format!(
-        "{}{}",
-        ui.settings.keymap.key(Action::PrevGap),
-        ui.settings.keymap.key(Action::NextGap)
-    );
-    if let Some((d, gap)) = selected {
-        let id = &state.timelines.devices[*d].id;
-        let when = if gap.open {
-            format!("since {} (still idle)", fmt::clock(gap.start, true))
-        } else {
-            format!(
-                "{} → {}",
-                fmt::clock(gap.start, true),
-                fmt::clock(gap.end, true)
-            )
-        };
-        lines.push(Line::from(vec![
-            Span::styled(
-                format!(" gap on {id}: "),
-                Style::default()
-                    .fg(theme.gap_selected)
-                    .add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(
-                format!("{} idle, {when}", fmt::nanos(gap.len())),
-                Style::default().fg(theme.fg),
-            ),
-            Span::styled(" · ", theme.dim()),
-            Span::styled(
-                cause_text(state, *d, gap),
-                Style::default().fg(theme.fg).add_modifier(Modifier::BOLD),
-            ),
-        ]));
-    } else if let Some(d) = ui.selected_device(state) {
-        let dev = &state.timelines.devices[d];
-        let idle = dev.idle(g.t0, g.t1, state.now, min_gap(g));
-        let mut spans = vec![
-            Span::styled(format!(" {}: ", dev.id), Style::default().fg(theme.fg)),
-            Span::styled(
-                format!(
-                    "compute busy {} of the window · {} gaps",
-                    fmt::pct(idle.busy()),
-                    idle.gaps
-                ),
-                Style::default().fg(theme.fg),
-            ),
-        ];
-        if let Some((start, len)) = idle.longest {
-            spans.push(Span::styled(
-                format!(
-                    ", longest {} at {}",
-                    fmt::nanos(len),
-                    fmt::clock(start, true)
-                ),
-                Style::default().fg(theme.fg),
-            ));
-        }
-        spans.push(Span::styled(format!(" · {gap_keys} gaps"), theme.dim()));
-        lines.push(Line::from(spans));
-    }
-    let mut legend = vec![
-        Span::raw(" "),
-        Span::styled(theme.idle_glyph.to_string(), Style::default().fg(theme.gap)),
-        Span::styled(" idle  ", theme.dim()),
-    ];
-    let width = g.bars.x as usize + g.bars.width as usize;
-    let mut used = 8;
-    for s in ALL_STAGES
-        .iter()
-        .zip(seen)
-        .filter(|(_, on)| **on)
-        .map(|(s, _)| s)
-    {
-        let text = format!(" {}  ", s.key());
-        used += 1 + text.len();
-        if used > width {
-            break;
-        }
-        legend.push(Span::styled(
-            theme.glyph(*s).to_string(),
-            Style::default().fg(theme.stage(*s)),
-        ));
-        legend.push(Span::styled(text, theme.dim()));
-    }
-    lines.push(Line::from(legend));
-    lines
-}
-
-/// `waiting for synthesis 80% · lock held by worker 1 20%`, or why there is no cause.
-fn cause_text(state: &State, d: usize, gap: &Gap) -> String {
-    let causes = state.gap_causes(d, gap.start, gap.end);
-    // The largest cause says why it happened where the analyser knows (gap_detail).
-    let why =
-        |g: &crate::state::GapShare| g.why.as_ref().map_or(String::new(), |w| format!(" ({w})"));
-    match causes.as_slice() {
-        [] => "cause not reported".into(),
-        [g] => format!("{}{}", g.cause, why(g)),
-        many => many
-            .iter()
-            .take(3)
-            .enumerate()
-            .map(|(i, g)| {
-                let w = if i == 0 { why(g) } else { String::new() };
-                format!("{} {}{w}", g.cause, fmt::pct(g.share))
-            })
-            .collect::<Vec<_>>()
-            .join(" · "),
     }
 }
 
