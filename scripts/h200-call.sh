@@ -21,7 +21,7 @@
 #             the host references and the kernel timings (MSM to 2^26, NTT to 2^27)
 #   profile   scripts/profile-msm.sh: Nsight Compute over one harness MSM of 2^$PROFILE_LOG2
 #             (default 22), both accumulation paths
-# Each part runs under its own time limit (LIMIT_<part> seconds) so one slow part cannot cost
+# Each part runs under its own time limit (LIMIT_<part> seconds; part names are shell words) so one slow part cannot cost
 # the others their results. Parameters are cached once for all parts. $OUT gets summary.md,
 # logs.tar.gz and any recording (the device returns 8 files).
 #

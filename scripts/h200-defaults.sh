@@ -13,5 +13,5 @@ export SWEEP=${SWEEP:-scripts/sweeps/k24-defaults.txt}
 export LIMIT_check=${LIMIT_check:-120} LIMIT_sweep=${LIMIT_sweep:-260}
 sealed=/tmp/provetop-cache/provetop/porep/sealed/8MiB-seed0.c1.json
 export POREP_INPUT="--sector-size 8MiB" POREP_PROOFS=
-export POREP_RUNS=${POREP_RUNS:-"p8-seal:--proofs 1;p8-defaults:--c1 $sealed --proofs ${PROOFS:-200}"}
+export POREP_RUNS=${POREP_RUNS:-"p8_seal:--proofs 1;p8_defaults:--c1 $sealed --proofs ${PROOFS:-200}"}
 exec scripts/h200-call.sh

@@ -54,11 +54,11 @@ pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
             }
             "prestage" if gpu => {
                 cfg.prestage = true;
-                let cap = crate::hostmem::available_memory().map_or(16 << 30, |m| m / 4);
+                let cap = crate::hostmem::available_memory().map_or(32 << 30, |m| m / 2);
                 format!(
-                    "true: a page-locked pool of up to {} GiB (a quarter of the memory \
-                     available) lets a GPU worker upload a partition at link speed before it \
-                     takes the lock",
+                    "true: a page-locked block for every partition in flight (the pool up to {} \
+                     GiB, half the memory available) lets a GPU worker upload a partition at \
+                     link speed before it takes the lock",
                     cap >> 30
                 )
             }
