@@ -116,11 +116,11 @@ impl ReportBuilder {
                     // Pieces of an upload already counted whole.
                     (_, Stage::Dma) => copies.dma.push((s.start, s.end)),
                     (Lane::H2d { .. }, _) => {
-                        bytes.0 += s.bytes;
+                        bytes.0 = bytes.0.saturating_add(s.bytes);
                         copies.h2d.push((s.start, s.end));
                     }
                     _ => {
-                        bytes.1 += s.bytes;
+                        bytes.1 = bytes.1.saturating_add(s.bytes);
                         copies.d2h.push((s.start, s.end));
                     }
                 }
