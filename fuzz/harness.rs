@@ -59,8 +59,11 @@ pub fn config(data: &[u8]) {
     }
 }
 
+/// A target's function.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, with their functions.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("recording", recording),
     ("params", params),
     ("c1", c1),

@@ -30,6 +30,18 @@ pub fn make_printable(s: &mut String) {
     }
 }
 
+/// Cuts `s` to at most `max` bytes (at a char boundary), marking the cut with `…`.
+pub fn clip(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+}
+
 /// Every string of a record from a file, escaped in place (the dashboard draws them).
 pub fn record_printable(r: &mut Record) {
     let Record::Event(e) = r else { return };
@@ -93,6 +105,9 @@ mod tests {
             printable("a\x1b[2Jb\n\u{9b}c\x7f"),
             "a\\u{1b}[2Jb\\u{a}\\u{9b}c\\u{7f}"
         );
+        let mut long = "é".repeat(10);
+        clip(&mut long, 5);
+        assert_eq!(long, "éé…");
         let mut s = String::from("\x07bell");
         make_printable(&mut s);
         assert_eq!(s, "\\u{7}bell");
