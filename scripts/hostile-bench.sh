@@ -9,7 +9,8 @@
 # Each figure is printed on stdout; the exit code is 1 if a file took 512 MB or more or a
 # command exited with anything but 0, 1 or 2.
 #   scripts/hostile-bench.sh [path/to/provetop]     (default: a release build)
-#   CORPUS_BIN=path/to/hostile_corpus picks the corpus writer (default: a release build).
+#   CORPUS_BIN=path/to/hostile_corpus picks the corpus writer (default: a release build);
+#   PART=kill measures only the SIGKILL loss.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-${CARGO_TARGET_DIR:-target}/hostile-bench}
@@ -26,8 +27,10 @@ rm -rf "$CORPUS"
 "$CORPUS_BIN" "$CORPUS"
 export XDG_CACHE_HOME="$OUT/cache" XDG_STATE_HOME="$OUT/state" XDG_CONFIG_HOME="$OUT/config"
 
-echo "== peak RSS over $(ls "$CORPUS" | wc -l) hostile recordings" >&2
 worst=0 worst_file="" bad=0
+if [[ ${PART:-all} != kill ]]; then
+echo "== peak RSS over $(ls "$CORPUS" | wc -l) hostile recordings (each in $OUT/rss.txt, KiB)" >&2
+: >"$OUT/rss.txt"
 for f in "$CORPUS"/*.ptrec; do
     for cmd in "replay $f --summary --json" "export $f --perfetto $OUT/trace.json"; do
         # shellcheck disable=SC2086
@@ -36,13 +39,16 @@ for f in "$CORPUS"/*.ptrec; do
         rc=$?
         set -e
         kb=$(tail -1 "$OUT/rss")
+        echo "$kb $rc $cmd" >>"$OUT/rss.txt"
         if (( rc > 2 )); then echo "exit $rc: $cmd" >&2; bad=1; fi
         if (( kb > worst )); then worst=$kb; worst_file="$cmd"; fi
+        rm -f "$OUT/trace.json"
     done
 done
 rm -f "$OUT/trace.json"
 echo "peak RSS, worst: $(( worst / 1024 )) MiB ($worst_file)"
 (( worst < 512 * 1000 * 1000 / 1024 )) || { echo "over 512 MB" >&2; bad=1; }
+fi
 
 echo "== SIGKILL loss over 20 recorded runs under load" >&2
 load=()

@@ -246,8 +246,10 @@ impl<'a> Decoder<'a> {
 /// Heap a decoded proof stage takes (a B-tree map entry, with the tree's overhead).
 const STAGE_BYTES: usize = 48;
 
-/// Decodes a frame's `count` records, appending them to `out`; returns the bytes the decoded
-/// records hold (themselves, their strings and their maps): what the frame costs in memory.
+/// Decodes a frame's `count` records, appending them to `out`; returns what the frame costs in
+/// memory: the records themselves, their maps, and their strings twice (once decoded, once in
+/// what a reader keeps of them: measured, a summary's peak is up to 1.7 times the bytes of the
+/// strings it decoded).
 pub fn decode_block(data: &[u8], count: u32, out: &mut Vec<Record>) -> Result<usize, String> {
     let mut d = Decoder {
         data,
@@ -268,5 +270,9 @@ pub fn decode_block(data: &[u8], count: u32, out: &mut Vec<Record>) -> Result<us
             data.len() - d.pos
         ));
     }
-    Ok(count as usize * std::mem::size_of::<Record>() + d.string_bytes + d.stages * STAGE_BYTES)
+    Ok(
+        count as usize * std::mem::size_of::<Record>()
+            + 2 * d.string_bytes
+            + d.stages * STAGE_BYTES,
+    )
 }
