@@ -181,3 +181,30 @@ fn a_small_file_that_expands_stops_at_the_default_bound_with_exit_0() {
         "{w}"
     );
 }
+
+#[test]
+fn terminal_escapes_in_a_recording_are_printed_escaped() {
+    let cases: Vec<Case> = corpus(SEED, CASES)
+        .into_iter()
+        .filter(|c| c.name.starts_with("bad-strings") && c.bytes.contains(&0x1b))
+        .take(12)
+        .collect();
+    assert!(cases.len() >= 4, "{} cases with escapes", cases.len());
+    let dir = tempfile::tempdir().unwrap();
+    for c in &cases {
+        let p = write(dir.path(), c);
+        let out = provetop(dir.path(), &["replay", p.to_str().unwrap(), "--summary"]);
+        assert_eq!(out.status.code(), Some(0), "{}", c.name);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07'),
+            "{}: {text}",
+            c.name
+        );
+        assert!(
+            text.contains("\\u{"),
+            "{}: control characters are shown escaped: {text}",
+            c.name
+        );
+    }
+}
