@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Tests too slow for CI on two cores: Filecoin PoRep C2 at 8MiB.
+# Tests too slow for CI on two cores: hostile input (peak memory over the hostile corpus and
+# the SIGKILL loss of a recording, scripts/hostile-bench.sh; each fuzz target for
+# $FUZZ_SECONDS, default 120, when cargo-fuzz and nightly are there), then Filecoin PoRep C2
+# at 8MiB.
 #   1. `bench --workload porep --sector-size 8MiB`: filecoin-proofs seals a test sector here
 #      (pre-commit 1 and 2, then seal_commit_phase1 writes the C1 output), the engine proves
 #      its partitions, our verifier and filecoin-proofs' verify_seal check every proof;
@@ -19,6 +22,21 @@ if [[ -z $BIN ]]; then
     BIN=${CARGO_TARGET_DIR:-target}/release/provetop
 fi
 SIZE=${SIZE:-8MiB}
+
+echo "== hostile input: peak RSS over the corpus, SIGKILL loss (scripts/hostile-bench.sh)" >&2
+OUT="$OUT/hostile" scripts/hostile-bench.sh "$BIN" | tee "$OUT/hostile.txt"
+
+if cargo +nightly fuzz --version >/dev/null 2>&1; then
+    cargo run -q --manifest-path fuzz/Cargo.toml --bin seeds -- fuzz/corpus
+    for t in decode params c1 config; do
+        echo "== fuzz $t for ${FUZZ_SECONDS:-120} s" >&2
+        cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- -max_total_time="${FUZZ_SECONDS:-120}" \
+            -rss_limit_mb=1024 >"$OUT/fuzz-$t.log" 2>&1 || { tail -30 "$OUT/fuzz-$t.log" >&2; exit 1; }
+    done
+else
+    echo "== fuzzing skipped: cargo-fuzz or the nightly toolchain is not installed" \
+        "(cargo install cargo-fuzz; rustup toolchain install nightly)" >&2
+fi
 
 echo "== $SIZE: seal here, prove, verify (ours and filecoin-proofs')" >&2
 start=$(date +%s)

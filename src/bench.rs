@@ -364,15 +364,16 @@ fn export(dir: &Path, loaded: &Loaded, out: &RunOutput, partitions: u32) -> Resu
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut vk = vec![];
     io::write_vk(&loaded.params.vk, &mut vk)?;
-    std::fs::write(dir.join("vk.bin"), vk)?;
+    let write = provetop_telemetry::output::write_bytes;
+    write(&dir.join("vk.bin"), &vk)?;
     io::save_params(&loaded.params, &dir.join("params.bin"))?;
     for r in &out.results {
         let i = r.record.job * partitions as u64 + r.record.partition as u64;
         if let Some(proof) = &r.proof {
-            std::fs::write(dir.join(format!("proof-{i}.bin")), proof.to_bytes())?;
+            write(&dir.join(format!("proof-{i}.bin")), &proof.to_bytes())?;
         }
         let inputs: Vec<u8> = r.inputs.iter().flat_map(|x| x.to_bytes_le()).collect();
-        std::fs::write(dir.join(format!("inputs-{i}.bin")), inputs)?;
+        write(&dir.join(format!("inputs-{i}.bin")), &inputs)?;
     }
     eprintln!(
         "exported vk.bin, params.bin and {} proof(s) to {}",

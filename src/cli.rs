@@ -96,6 +96,11 @@ pub struct ReplayArgs {
     /// Config file for the [ui] table (theme, keys) [default: $XDG_CONFIG_HOME/provetop/config.toml]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// Memory the decoded recording may take (bytes, or 2GiB); reading stops, as at a cut,
+    /// where a file would take more [default: 512MiB]
+    #[arg(long, value_name = "BYTES", value_parser = parse_max_memory)]
+    pub max_memory: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -110,6 +115,24 @@ pub struct ExportArgs {
     /// JSON, for chrome://tracing too. Both: instants for config changes and marks.
     #[arg(long, value_name = "OUT.pftrace|OUT.json", required = true)]
     pub perfetto: PathBuf,
+
+    /// Memory the decoded recording may take (bytes, or 2GiB); the export stops, as at a cut,
+    /// where a file would take more [default: 512MiB]
+    #[arg(long, value_name = "BYTES", value_parser = parse_max_memory)]
+    pub max_memory: Option<u64>,
+}
+
+/// `--max-memory`: bytes or a binary size, at least 1 MiB.
+fn parse_max_memory(s: &str) -> Result<u64, String> {
+    match provetop_telemetry::config::parse_budget(s) {
+        Ok(provetop_telemetry::config::Budget::Bytes(n)) if n >= 1 << 20 => Ok(n),
+        Ok(provetop_telemetry::config::Budget::Bytes(n)) => {
+            Err(format!("{n} bytes: at least 1MiB"))
+        }
+        _ => Err(format!(
+            "expected a size in bytes such as 1073741824 or 2GiB, got `{s}`"
+        )),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -249,6 +272,10 @@ pub struct EngineArgs {
     /// then spans, counts them, and marks the hole in the file.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+
+    /// Let --record overwrite an existing file (without it, an existing file is refused).
+    #[arg(long, requires = "record")]
+    pub force: bool,
 
     /// Serve Prometheus metrics (text exposition) at ADDR/metrics, e.g. 127.0.0.1:9464; off
     /// by default. A bare port listens on loopback only.

@@ -4,35 +4,34 @@
 use anyhow::{Context, Result};
 use provetop_telemetry::export::perfetto::write_trace;
 use provetop_telemetry::export::pftrace::write_pftrace;
-use std::io::{BufWriter, Write};
+use provetop_telemetry::output;
+use provetop_telemetry::text::printable;
 
 use crate::cli::ExportArgs;
 use crate::run;
 
 pub fn main(args: &ExportArgs) -> Result<i32> {
-    let mut rec = crate::replay::open(&args.file)?;
-    let file = std::fs::File::create(&args.perfetto).map_err(|e| {
-        run::UsageError(anyhow::anyhow!(
-            "--perfetto {}: {e}",
-            args.perfetto.display()
-        ))
-    })?;
-    let mut out = BufWriter::new(file);
+    // Before any work: the trace must not land on the recording, or through a link.
+    let input = [("the recording", args.file.as_path())];
+    run::usage(output::check("--perfetto", &args.perfetto, &input, true).map_err(Into::into))?;
+    let mut rec = crate::replay::open(&args.file, args.max_memory)?;
     // Perfetto's own protobuf for `.pftrace` (and `.perfetto-trace`), JSON otherwise.
     let native = args
         .perfetto
         .extension()
         .is_some_and(|e| e == "pftrace" || e == "perfetto-trace");
-    let (counts, notes) = if native {
-        write_pftrace(&mut rec, &mut out)
-    } else {
-        write_trace(&mut rec, &mut out)
-    }
-    .context("writing the trace")?;
-    out.flush()
-        .with_context(|| format!("writing {}", args.perfetto.display()))?;
+    // A temporary file renamed into place: an old trace stays whole until the new one is.
+    let (counts, notes) = output::write_whole(&args.perfetto, |out| {
+        if native {
+            write_pftrace(&mut rec, out)
+        } else {
+            write_trace(&mut rec, out)
+        }
+        .context("writing the trace")
+    })
+    .with_context(|| format!("writing {}", args.perfetto.display()))?;
     for n in notes {
-        eprintln!("provetop: {}: {n}", args.file.display());
+        eprintln!("provetop: {}: {}", args.file.display(), printable(&n));
     }
     eprintln!(
         "exported {} slices, {} counter values and {} instants to {} (open it in ui.perfetto.dev)",

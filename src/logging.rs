@@ -52,7 +52,9 @@ impl<S: tracing::Subscriber> Layer<S> for PaneLayer {
         let _ = tx.try_send(PaneLine {
             at: Instant::now(),
             level: event.metadata().level().to_string(),
-            message: m.0,
+            // A message may quote a file (a recording's strings): the pane draws it escaped,
+            // as tracing's own writers escape what they print.
+            message: provetop_telemetry::text::printable(&m.0).into_owned(),
         });
     }
 }

@@ -4,6 +4,7 @@
 use anyhow::Result;
 use provetop_telemetry::record::{Hole, ReadReport, Record, Recording};
 use provetop_telemetry::report::ReportBuilder;
+use provetop_telemetry::text::printable;
 use provetop_telemetry::{Nanos, Stage};
 use serde_json::json;
 use std::io::Write;
@@ -16,9 +17,15 @@ pub fn interactive(args: &ReplayArgs) -> bool {
     !args.summary && !args.json
 }
 
-/// Opens a recording; a file that is not one, or whose header is damaged, is bad input.
-pub fn open(file: &std::path::Path) -> Result<Recording> {
-    run::usage(Recording::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display())))
+/// Opens a recording, its decoded state bounded by `max_memory` (default 512 MiB); a file
+/// that is not one, or whose header is damaged, is bad input.
+pub fn open(file: &std::path::Path, max_memory: Option<u64>) -> Result<Recording> {
+    let mut rec =
+        run::usage(Recording::open(file).map_err(|e| anyhow::anyhow!("{}: {e}", file.display())))?;
+    if let Some(m) = max_memory {
+        rec.set_max_memory(m);
+    }
+    Ok(rec)
 }
 
 pub fn main(args: &ReplayArgs, interactive: bool, theme: Option<&str>) -> Result<i32> {
@@ -29,20 +36,17 @@ pub fn main(args: &ReplayArgs, interactive: bool, theme: Option<&str>) -> Result
     }
     // The config file is checked as every mode checks it, though a summary reads none of it.
     run::usage(crate::config_file::load(args.config.as_deref()))?;
-    let rec = open(&args.file)?;
+    let rec = open(&args.file, args.max_memory)?;
     if interactive {
         if let Some(s) = rec.stop() {
-            eprintln!(
-                "provetop: {}: {}",
-                args.file.display(),
-                provetop_telemetry::record::ReadReport {
-                    len: rec.len(),
-                    stop: Some(s.clone()),
-                    ..Default::default()
-                }
-                .notes()
-                .join("; ")
-            );
+            let note = provetop_telemetry::record::ReadReport {
+                len: rec.len(),
+                stop: Some(s.clone()),
+                ..Default::default()
+            }
+            .notes()
+            .join("; ");
+            eprintln!("provetop: {}: {}", args.file.display(), printable(&note));
         }
         return crate::dashboard::replay(rec, &args.file, args.config.clone(), theme, args.speed);
     }
@@ -79,16 +83,14 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
     let f = fold(&mut rec);
     let notes = f.read.notes();
     for n in &notes {
-        eprintln!("provetop: {}: {n}", args.file.display());
+        eprintln!("provetop: {}: {}", args.file.display(), printable(n));
     }
     let (from, to) = f.window;
     let wall = to.saturating_sub(from) as f64 / 1e9;
     let header = &rec.header;
     let mut lost = Hole::default();
     for h in &f.holes {
-        lost.samples += h.samples;
-        lost.spans += h.spans;
-        lost.other += h.other;
+        lost.add_counts(h);
     }
     let summary = f.report.summary(wall);
     let devices = f.report.devices(from, to);
@@ -138,8 +140,8 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
         return Ok(0);
     }
     let s = &header.session;
-    writeln!(
-        w,
+    let mut lines: Vec<String> = vec![];
+    lines.push(format!(
         "recording {} · {} bytes · format {} ({}) · {} on {} · devices {}",
         args.file.display(),
         rec.len(),
@@ -156,42 +158,38 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
             .map(|d| format!("{} ({})", d.id, d.name))
             .collect::<Vec<_>>()
             .join(", ")
-    )?;
-    writeln!(
-        w,
+    ));
+    lines.push(format!(
         "duration {:.2} s (session time {:.2} s to {:.2} s)",
         wall,
         from as f64 / 1e9,
         to as f64 / 1e9
-    )?;
-    writeln!(
-        w,
+    ));
+    lines.push(format!(
         "proofs {}/{} verified · {} failed · {:.0} proofs/hour",
         summary.verified, summary.proofs, summary.failed, summary.proofs_per_hour
-    )?;
+    ));
     for stage in Stage::PROOF_STAGES {
         if let Some(st) = summary.stages.get(stage.key()) {
-            writeln!(
-                w,
+            lines.push(format!(
                 "  {:<12} median {:>9.4} s  min {:>9.4} s  max {:>9.4} s",
                 stage.key(),
                 st.median,
                 st.min,
                 st.max
-            )?;
+            ));
         }
     }
     for d in &devices {
-        writeln!(
-            w,
+        lines.push(format!(
             "device {} busy {:.1} % ({} partitions)",
             d.id,
             d.busy_ratio * 100.0,
             d.partitions
-        )?;
-        writeln!(w, "{}", crate::bench::gap_line(d))?;
+        ));
+        lines.push(crate::bench::gap_line(d));
         if let Some(why) = crate::bench::gap_detail_line(d) {
-            writeln!(w, "{why}")?;
+            lines.push(why);
         }
     }
     for c in &config_events {
@@ -200,26 +198,28 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
         } else {
             format!("refused: {}", c.error.clone().unwrap_or_default())
         };
-        writeln!(
-            w,
+        lines.push(format!(
             "config at {:.2} s: {} {} -> {} by {} ({what})",
             c.t, c.key, c.from, c.to, c.by
-        )?;
+        ));
     }
     for m in f.report.marks() {
-        writeln!(w, "mark at {:.2} s: {}", m.t as f64 / 1e9, m.label)?;
+        lines.push(format!("mark at {:.2} s: {}", m.t as f64 / 1e9, m.label));
     }
-    crate::bench::write_segments(&mut w, &segments)?;
+    let mut seg = vec![];
+    crate::bench::write_segments(&mut seg, &segments)?;
+    lines.extend(String::from_utf8_lossy(&seg).lines().map(str::to_string));
     if lost.total() > 0 {
-        writeln!(
-            w,
+        lines.push(format!(
             "not recorded: {} in {} hole(s) (the recorder fell behind)",
             lost.describe(),
             f.holes.len()
-        )?;
+        ));
     }
-    for n in &notes {
-        writeln!(w, "{n}")?;
+    lines.extend(notes);
+    // Strings from the file reach the terminal only escaped.
+    for l in &lines {
+        writeln!(w, "{}", printable(l))?;
     }
     Ok(0)
 }

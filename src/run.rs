@@ -148,6 +148,18 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
                 UsageError(anyhow::anyhow!("--params {}: no such file", p.display())).into(),
             );
         }
+        // Its header, now: a file that is not parameters for this circuit is refused before
+        // anything (a recording included) is written.
+        let fits = provetop_engine::params::io::peek_counts(p).and_then(|(ic, h, l)| {
+            match plan.workload.shape() {
+                Ok(shape) => provetop_engine::params::cache::check_counts(ic, h, l, &shape)
+                    .with_context(|| {
+                        format!("{} does not fit {}", p.display(), plan.workload.label())
+                    }),
+                Err(_) => Ok(()),
+            }
+        });
+        usage(fits.map_err(|e| anyhow::anyhow!("--params {}: {e:#}", p.display())))?;
     }
     let metrics_addr = match &args.metrics_addr {
         None => None,
@@ -167,6 +179,20 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         ))
         .into());
     }
+    if let Some(path) = &args.record {
+        // Checked now, opened once the engine is up: a refused run leaves the old file alone.
+        let inputs = [
+            ("the config file", args.config.as_deref()),
+            ("the parameters file", params.as_deref()),
+            ("the C1 output", args.c1.as_deref()),
+        ];
+        let inputs: Vec<_> = inputs
+            .iter()
+            .filter_map(|(w, p)| p.map(|p| (*w, p)))
+            .collect();
+        let checked = provetop_telemetry::output::check("--record", path, &inputs, args.force);
+        usage(checked.map_err(Into::into))?;
+    }
     let bus = match args.telemetry {
         OnOff::On => Bus::new(),
         OnOff::Off => Bus::disabled(),
@@ -176,9 +202,11 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
     let recording = match &args.record {
         None => None,
         Some(path) => {
-            let pending = Recorder::create(path, &bus, RecorderOptions::default())
-                .map_err(|e| UsageError(anyhow::anyhow!("--record {}: {e}", path.display())))?;
-            Some((pending, clock.now()))
+            let opts = RecorderOptions {
+                overwrite: args.force,
+                ..RecorderOptions::default()
+            };
+            Some((Recorder::create(path, &bus, opts), clock.now()))
         }
     };
     // Subscribed before the engine starts, so the endpoint sees every event.
@@ -207,13 +235,17 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         plan.concurrency = jobs;
         plan.concurrency_auto = Some(why);
     }
-    let recorder = recording.map(|(pending, t0)| {
-        let r = pending.begin(session_info(&engine, &plan), t0);
-        if let Some(p) = r.path() {
-            eprintln!("recording to {}", p.display());
+    let recorder = match recording {
+        None => None,
+        Some((pending, t0)) => {
+            let path = args.record.as_deref().unwrap_or(std::path::Path::new(""));
+            let r = pending
+                .begin(session_info(&engine, &plan), t0)
+                .map_err(|e| UsageError(anyhow::anyhow!("--record {}: {e}", path.display())))?;
+            eprintln!("recording to {}", path.display());
+            Some(r)
         }
-        r
-    });
+    };
     Ok(Session {
         engine,
         cfg,

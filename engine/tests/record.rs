@@ -78,8 +78,8 @@ fn what_the_bus_carries_is_what_the_file_holds() {
         ..Default::default()
     };
     let rec = Recorder::create(&path, &bus, opts)
-        .unwrap()
-        .begin(fixture::session(&Spec::busy_gpu(1, 1)), 7);
+        .begin(fixture::session(&Spec::busy_gpu(1, 1)), 7)
+        .unwrap();
     let mut sent = vec![];
     for i in 0..20_000u64 {
         let e = match i % 5 {

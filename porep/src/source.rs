@@ -125,6 +125,21 @@ type PubIn<Tree> = stacked::PublicInputs<
     DefaultPieceDomain,
 >;
 
+/// The C1 output's vanilla proofs in Filecoin's own types (what `build` proves from).
+fn vanilla_of<Tree: 'static + MerkleTreeTrait>(c1: &C1) -> Result<SealCommitPhase1Output<Tree>> {
+    serde_json::from_value(c1.output.clone())
+        .with_context(|| format!("its vanilla proofs are not those of a {} sector", c1.size))
+}
+
+/// Parses a C1 output's vanilla proofs for its sector size and counts its partitions: the
+/// whole of what a file gives `--workload porep` before any circuit is built.
+pub fn parse_vanilla(c1: &C1) -> Result<usize> {
+    fn count<Tree: 'static + MerkleTreeTrait>(c1: &C1) -> Result<usize> {
+        Ok(vanilla_of::<Tree>(c1)?.vanilla_proofs.len())
+    }
+    with_tree!(c1.size, count(c1))
+}
+
 /// One sector's partitions, as Filecoin's crates build them.
 struct PorepSource<Tree: 'static + MerkleTreeTrait> {
     pub_in: PubIn<Tree>,
@@ -139,8 +154,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     sector_id: Option<u64>,
 ) -> Result<(Arc<dyn CircuitSource>, String)> {
     let config = c1.version.porep_config(c1.size);
-    let out: SealCommitPhase1Output<Tree> = serde_json::from_value(c1.output.clone())
-        .with_context(|| format!("its vanilla proofs are not those of a {} sector", c1.size))?;
+    let out = vanilla_of::<Tree>(c1)?;
     let want = usize::from(config.partitions);
     if out.vanilla_proofs.len() != want {
         bail!(

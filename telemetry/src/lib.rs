@@ -6,7 +6,8 @@
 //! that fans events out and the session `Clock`, `session` (what a session is about), `config`
 //! and `control` (the engine's knobs and what a front end asks of it), `gaps` (why a device was
 //! idle), `record` (recordings: writer, reader, player), `report` (the run report of
-//! `bench --json` and `replay --summary`), `export` (Prometheus, Perfetto) and `fixture` (a
+//! `bench --json` and `replay --summary`), `export` (Prometheus, Perfetto), `output` (where
+//! commands write), `text` (strings from files made safe for a terminal) and `fixture` (a
 //! made-up session for tests and benchmarks).
 
 mod bus;
@@ -18,9 +19,11 @@ pub mod export;
 pub mod fixture;
 pub mod gaps;
 pub mod metrics;
+pub mod output;
 pub mod record;
 pub mod report;
 mod session;
+pub mod text;
 
 pub use bus::{Bus, Subscription};
 pub use clock::Clock;

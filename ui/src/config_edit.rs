@@ -23,9 +23,8 @@ pub fn edit(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     }
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, doc.to_string())
-        .and_then(|_| std::fs::rename(&tmp, path))
+    // A temporary file beside it, renamed into place: the old file stays whole until then.
+    provetop_telemetry::output::write_bytes(path, doc.to_string().as_bytes())
         .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 

@@ -27,9 +27,11 @@ impl Replay {
     /// A replay of `rec`, playing from its start; `app` should be built on the header's
     /// session.
     pub fn new(rec: Recording<File>, file: &str, now: Instant) -> Replay {
-        let session = rec.header.session.clone();
+        let player = Player::new(rec, now);
+        // The header as the player made it safe for the terminal.
+        let session = player.recording().header.session.clone();
         Replay {
-            player: Player::new(rec, now),
+            player,
             session,
             file: file.to_string(),
         }

@@ -6,7 +6,7 @@
 use anyhow::{bail, Context, Result};
 use blstrs::{G1Affine, G2Affine};
 use rayon::prelude::*;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use super::{Parameters, VerifyingKey};
@@ -47,16 +47,8 @@ pub fn write_params<W: Write>(p: &Parameters, mut w: W) -> std::io::Result<()> {
 
 /// Writes to `path` through a temporary file and a rename, so a crash never leaves half a file.
 pub fn save_params(p: &Parameters, path: &Path) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    if let Err(e) = write_params(p, BufWriter::with_capacity(1 << 20, file)) {
-        // A partial file would only take the disk's room.
-        let _ = std::fs::remove_file(&tmp);
-        return Err(anyhow::Error::from(e).context(format!("writing {}", tmp.display())));
-    }
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
-    Ok(())
+    provetop_telemetry::output::write_whole(path, |w| write_params(p, w))
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 pub fn load_params(path: &Path) -> Result<Parameters> {

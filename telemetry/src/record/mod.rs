@@ -28,13 +28,14 @@
 
 mod codec;
 mod frame;
+pub mod hostile;
 mod player;
 mod reader;
 mod writer;
 
 pub use frame::{Header, VERSION};
 pub use player::{Player, Seek};
-pub use reader::{Damage, FrameInfo, OpenError, ReadReport, Recording, Stop};
+pub use reader::{Damage, FrameInfo, OpenError, ReadReport, Recording, Stop, DEFAULT_MAX_MEMORY};
 pub use writer::{
     PendingRecorder, Recorder, RecorderOptions, RecorderStatus, RecorderSummary, Writer,
 };
@@ -81,8 +82,18 @@ pub struct Hole {
 }
 
 impl Hole {
+    /// Counts come from a file, so they saturate instead of wrapping.
     pub fn total(&self) -> u64 {
-        self.samples + self.spans + self.other
+        self.samples
+            .saturating_add(self.spans)
+            .saturating_add(self.other)
+    }
+
+    /// Adds `other`'s counts to these (saturating).
+    pub fn add_counts(&mut self, other: &Hole) {
+        self.samples = self.samples.saturating_add(other.samples);
+        self.spans = self.spans.saturating_add(other.spans);
+        self.other = self.other.saturating_add(other.other);
     }
 
     /// `1,234 samples, 5 spans` (the kinds that were lost).
@@ -130,6 +141,18 @@ pub fn default_file_name(unix: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn hole_counts_saturate() {
+        let mut h = super::Hole {
+            samples: u64::MAX - 1,
+            spans: 3,
+            ..Default::default()
+        };
+        assert_eq!(h.total(), u64::MAX);
+        h.add_counts(&h.clone());
+        assert_eq!((h.samples, h.spans), (u64::MAX, 6));
+    }
+
     #[test]
     fn default_names_are_utc_dates() {
         assert_eq!(

@@ -41,7 +41,10 @@ pub struct Player {
 }
 
 impl Player {
-    pub fn new(rec: Recording<File>, now: Instant) -> Player {
+    /// Plays `rec`; every string from the file (the header's too) is made safe for a
+    /// terminal on the way out.
+    pub fn new(mut rec: Recording<File>, now: Instant) -> Player {
+        crate::text::session_printable(&mut rec.header.session);
         let (start, end) = (rec.start(), rec.end_time());
         Player {
             rec,
@@ -181,13 +184,13 @@ impl Player {
                 "bytes {}..{} of the recording are damaged ({}): their events are lost",
                 d.at,
                 d.at + d.len,
-                d.why
+                crate::text::printable(&d.why)
             ));
         }
         self.damage_told = damage.len();
         if !self.stop_told && self.next_frame >= self.rec.frames().len() {
             if let Some(s) = self.rec.stop() {
-                out.push(stop_note(s, self.rec.len()));
+                out.push(crate::text::printable(&stop_note(s, self.rec.len())).into_owned());
             }
             self.stop_told = true;
         }
@@ -221,6 +224,7 @@ impl Player {
             let i = self.next_frame;
             self.next_frame += 1;
             if let Ok(mut rs) = self.rec.read_frame(i) {
+                rs.iter_mut().for_each(crate::text::record_printable);
                 rs.sort_by_key(Record::time);
                 self.pending.extend(rs);
                 return true;

@@ -99,8 +99,17 @@ pub fn stop_note(s: &Stop, len: u64) -> String {
     )
 }
 
+/// The decoded state a reader takes on by default (`--max-memory` raises it): the records of
+/// every frame decoded so far, their strings as they expand and their maps, each frame counted
+/// once however often it is read again.
+pub const DEFAULT_MAX_MEMORY: u64 = 512 << 20;
+
 pub struct Recording<R = File> {
     src: R,
+    max_memory: u64,
+    decoded: u64,
+    /// Frames whose cost is in `decoded`.
+    counted: Vec<bool>,
     len: u64,
     pub header: Header,
     data_start: u64,
@@ -166,6 +175,9 @@ impl<R: Read + Seek> Recording<R> {
         header.version = version;
         let mut rec = Recording {
             src,
+            max_memory: DEFAULT_MAX_MEMORY,
+            decoded: 0,
+            counted: vec![],
             len,
             header,
             data_start,
@@ -178,7 +190,47 @@ impl<R: Read + Seek> Recording<R> {
         if !rec.index_from_trailer()? {
             rec.scan()?;
         }
+        rec.counted = vec![false; rec.frames.len()];
         Ok(rec)
+    }
+
+    /// Bounds the decoded state (bytes); reading stops, as at a cut, at the first frame past it.
+    pub fn set_max_memory(&mut self, bytes: u64) {
+        self.max_memory = bytes;
+    }
+
+    /// The decoded state taken on so far (bytes).
+    pub fn decoded_bytes(&self) -> u64 {
+        self.decoded
+    }
+
+    /// Counts frame `i`'s cost the first time it is decoded; past the bound the recording ends
+    /// before frame `i`, with a stop that says why.
+    fn charge(&mut self, i: usize, cost: u64) -> Result<(), String> {
+        if self.counted[i] {
+            return Ok(());
+        }
+        let total = self.decoded.saturating_add(cost);
+        if total > self.max_memory {
+            let why = format!(
+                "the events from here on would take the decoded state past {} MiB (the bound \
+                 on a recording's memory; raise it with --max-memory)",
+                self.max_memory >> 20
+            );
+            let at = self.frames[i].offset;
+            self.stop = Some(Stop {
+                at,
+                why: why.clone(),
+            });
+            self.frames.truncate(i);
+            self.counted.truncate(i);
+            // What lies past the stop is not read.
+            self.damage.retain(|d| d.at < at);
+            return Err(why);
+        }
+        self.decoded = total;
+        self.counted[i] = true;
+        Ok(())
     }
 
     pub fn len(&self) -> u64 {
@@ -397,16 +449,37 @@ impl<R: Read + Seek> Recording<R> {
     }
 
     /// The records of events frame `i`; a damaged frame is noted and yields an error.
+    /// Past the bound on decoded state the recording ends before the frame (see `stop`), and
+    /// the error is not damage.
     pub fn read_frame(&mut self, i: usize) -> Result<Vec<Record>, Damage> {
-        let f = self.frames[i];
+        let Some(&f) = self.frames.get(i) else {
+            return Err(Damage {
+                at: self.len,
+                len: 0,
+                why: "past the last frame read".into(),
+            });
+        };
         let result = self.read_frame_at(f.offset).and_then(|(h, raw)| {
             if h.kind != KIND_EVENTS || h.len() != f.len {
                 return Err("the frame disagrees with the index".to_string());
             }
             let mut out = vec![];
-            decode_block(&raw, h.count, &mut out)?;
-            Ok(out)
+            let cost = decode_block(&raw, h.count, &mut out)?;
+            Ok((out, cost as u64))
         });
+        let result = match result {
+            Ok((out, cost)) => match self.charge(i, cost) {
+                Ok(()) => Ok(out),
+                Err(why) => {
+                    return Err(Damage {
+                        at: f.offset,
+                        len: f.len,
+                        why,
+                    })
+                }
+            },
+            Err(e) => Err(e),
+        };
         result.map_err(|why| {
             let d = Damage {
                 at: f.offset,
@@ -425,8 +498,12 @@ impl<R: Read + Seek> Recording<R> {
     pub fn for_each(&mut self, mut f: impl FnMut(&Record)) -> ReadReport {
         let mut records = 0;
         let mut frames = 0;
-        for i in 0..self.frames.len() {
-            if let Ok(rs) = self.read_frame(i) {
+        // `frames` shrinks if the bound on decoded state is reached.
+        let mut i = 0;
+        while i < self.frames.len() {
+            let read = self.read_frame(i);
+            i += 1;
+            if let Ok(rs) = read {
                 frames += 1;
                 records += rs.len() as u64;
                 rs.iter().for_each(&mut f);

@@ -40,12 +40,16 @@ pub struct RecorderOptions {
     pub level: i32,
     /// Events the bus holds for the recorder before it drops them.
     pub bus_capacity: usize,
+    /// Whether an existing file may be overwritten (`--force`); never through a symbolic link.
+    pub overwrite: bool,
 }
 
 impl Default for RecorderOptions {
     fn default() -> Self {
         RecorderOptions {
-            flush_every: Duration::from_secs(1),
+            // Half the one second a killed recorder may lose: the other half covers encoding,
+            // the write and a loaded machine's scheduling.
+            flush_every: Duration::from_millis(500),
             block_bytes: 1 << 20,
             block_records: 32 << 10,
             soft_backlog: 4 << 20,
@@ -53,6 +57,7 @@ impl Default for RecorderOptions {
             max_backlog: 64 << 20,
             level: 3,
             bus_capacity: 1 << 16,
+            overwrite: false,
         }
     }
 }
@@ -89,28 +94,37 @@ enum Ctl {
     Stop,
 }
 
-/// A file opened and a subscription taken, before the session is known: subscribing before
-/// the engine starts is how a recording sees every event.
+/// A subscription taken before the session is known (subscribing before the engine starts is
+/// how a recording sees every event); the file is opened only when recording begins, once
+/// everything else was checked.
 pub struct PendingRecorder {
     path: PathBuf,
-    file: File,
     sub: Subscription,
     opts: RecorderOptions,
 }
 
 impl PendingRecorder {
-    /// Writes the header and starts recording.
-    pub fn begin(self, session: SessionInfo, t0: Nanos) -> Recorder {
-        let sync = self.file.try_clone().ok();
+    /// Opens the file (in place, so a killed recorder keeps what it wrote), writes the header
+    /// and starts recording.
+    pub fn begin(self, session: SessionInfo, t0: Nanos) -> io::Result<Recorder> {
+        let file =
+            crate::output::create_in_place(&self.path, self.opts.overwrite).map_err(|e| {
+                if e.kind() == io::ErrorKind::AlreadyExists {
+                    io::Error::new(e.kind(), "the file exists (--force overwrites it)")
+                } else {
+                    e
+                }
+            })?;
+        let sync = file.try_clone().ok();
         let header = Header {
             session,
             t0,
             writer: format!("provetop {}", env!("CARGO_PKG_VERSION")),
             version: super::VERSION,
         };
-        let mut r = Recorder::start_with(Box::new(self.file), sync, self.sub, header, self.opts);
+        let mut r = Recorder::start_with(Box::new(file), sync, self.sub, header, self.opts);
         r.path = Some(self.path);
-        r
+        Ok(r)
     }
 }
 
@@ -122,20 +136,18 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Creates `path` (truncating it) and subscribes to `bus`.
-    pub fn create(path: &Path, bus: &Bus, opts: RecorderOptions) -> io::Result<PendingRecorder> {
-        let file = File::create(path)?;
-        Ok(PendingRecorder {
+    /// Subscribes to `bus` for a recording into `path`, opened by `begin`.
+    pub fn create(path: &Path, bus: &Bus, opts: RecorderOptions) -> PendingRecorder {
+        PendingRecorder {
             path: path.to_path_buf(),
-            file,
             sub: bus.subscribe(opts.bus_capacity),
             opts,
-        })
+        }
     }
 
-    /// Starts recording `bus` to `path` now, with `session` in the header.
+    /// Starts recording `bus` to a new file `path` now, with `session` in the header.
     pub fn start(path: &Path, bus: &Bus, session: SessionInfo, t0: Nanos) -> io::Result<Recorder> {
-        Ok(Recorder::create(path, bus, RecorderOptions::default())?.begin(session, t0))
+        Recorder::create(path, bus, RecorderOptions::default()).begin(session, t0)
     }
 
     /// Records `sub` into any sink (tests use a slow one); `sync` is flushed to disk at stop.

@@ -7,7 +7,12 @@ use std::collections::BTreeMap;
 use super::series::Series;
 use super::{merged_length, ConfigEventRow, ProofRow, Stat, Summary};
 use crate::gaps::{DeviceGaps, GapAnalyzer};
+use crate::text::clip;
 use crate::{metrics, ConfigChange, Event, Lane, Mark, Nanos, ProofRecord, Sample, Span, Stage};
+
+/// The longest string of a proof or a config change a report keeps: a crafted file's 64 KiB
+/// strings, one per record, would otherwise be held and printed whole, again and again.
+const KEPT: usize = 1024;
 
 /// Collects what a report needs from the event stream.
 #[derive(Default)]
@@ -127,11 +132,11 @@ impl ReportBuilder {
                     // Pieces of an upload already counted whole.
                     (_, Stage::Dma) => copies.dma.push((s.start, s.end)),
                     (Lane::H2d { .. }, _) => {
-                        bytes.0 += s.bytes;
+                        bytes.0 = bytes.0.saturating_add(s.bytes);
                         copies.h2d.push((s.start, s.end));
                     }
                     _ => {
-                        bytes.1 += s.bytes;
+                        bytes.1 = bytes.1.saturating_add(s.bytes);
                         copies.d2h.push((s.start, s.end));
                     }
                 }
@@ -202,11 +207,21 @@ impl ReportBuilder {
         }
     }
 
-    pub fn add_proof(&mut self, p: ProofRecord) {
+    pub fn add_proof(&mut self, mut p: ProofRecord) {
+        clip(&mut p.device, KEPT);
+        if let Some(e) = &mut p.error {
+            clip(e, KEPT);
+        }
         self.proofs.push(p);
     }
 
-    pub fn add_config(&mut self, c: ConfigChange) {
+    pub fn add_config(&mut self, mut c: ConfigChange) {
+        for s in [&mut c.key, &mut c.from, &mut c.to, &mut c.by] {
+            clip(s, KEPT);
+        }
+        if let Some(e) = &mut c.error {
+            clip(e, KEPT);
+        }
         self.config.push(c);
     }
 

@@ -229,3 +229,36 @@ fn stat_median() {
     assert_eq!(Stat::of(&mut [4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
     assert!(Stat::of(&mut []).is_none());
 }
+
+#[test]
+fn a_report_keeps_at_most_a_kibibyte_of_a_file_string() {
+    let long = "e".repeat(64 << 10);
+    let mut b = ReportBuilder::default();
+    b.add_proof(ProofRecord {
+        t: 1,
+        job: 0,
+        partition: 0,
+        device: long.clone(),
+        verified: false,
+        error: Some(long.clone()),
+        stages: Default::default(),
+    });
+    b.add_config(crate::ConfigChange {
+        t: 1,
+        key: "lock".into(),
+        from: "single".into(),
+        to: long.clone(),
+        by: "file".into(),
+        applied: false,
+        error: Some(long),
+    });
+    let p = &b.proofs()[0];
+    assert!(p.device.len() <= 1027 && p.error.as_ref().unwrap().len() <= 1027);
+    let c = &b.config_events()[0];
+    assert!(
+        c.to.len() <= 1027 && c.error.as_ref().unwrap().len() <= 1027,
+        "{}",
+        c.to.len()
+    );
+    assert_eq!(c.from, "single");
+}

@@ -117,10 +117,7 @@ impl State {
     /// A stretch a recording lost events in: drawn on the timeline, counted, and logged.
     pub fn hole(&mut self, h: &Hole) {
         self.holes.insert_sorted(*h, |h| h.from);
-        let n = &mut self.not_recorded;
-        n.samples += h.samples;
-        n.spans += h.spans;
-        n.other += h.other;
+        self.not_recorded.add_counts(h);
         self.logs.log(LogLine {
             t: h.to,
             level: "WARN".into(),

@@ -7,7 +7,7 @@
 use anyhow::{bail, Context, Result};
 use blstrs::Scalar;
 use ff::Field;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use super::matrix::{densities, Csr};
@@ -27,14 +27,8 @@ const _: () = assert!(
 
 /// Writes `pc` to `path` through a temporary file, so a reader never sees half a file.
 pub fn save(pc: &Precompiled, path: &Path) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let file =
-        std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    if let Err(e) = write(pc, BufWriter::with_capacity(1 << 20, file)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e.context(format!("writing {}", tmp.display())));
-    }
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))
+    provetop_telemetry::output::write_whole(path, |w| write(pc, w))
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// The bytes the table takes on disk, canonical (never Montgomery) so that reading can refuse
