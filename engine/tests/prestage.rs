@@ -121,9 +121,10 @@ impl Executor for Stager {
 
 #[test]
 fn prestaged_witnesses_reach_every_device_and_are_released() {
-    assert!(
-        EngineConfig::default().prestage,
-        "prestage is on by default"
+    assert_eq!(
+        EngineConfig::default().get("prestage").as_deref(),
+        Some("auto"),
+        "prestage is auto by default (true on the cuda backend)"
     );
     let dir = tempfile::tempdir().unwrap();
     let live = Arc::new(AtomicUsize::new(0));

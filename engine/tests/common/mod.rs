@@ -14,12 +14,14 @@ use std::time::Duration;
 /// A cpu engine (cpu0 and `device`, two threads per pool), parameters cached under `dir`.
 pub fn engine_with(dir: &Path, device: Arc<dyn Executor>, bus: Bus) -> EngineHandle {
     let store = Arc::new(ParamsStore::new(Some(dir.to_path_buf()), None));
-    let cfg = EngineConfig {
+    let mut cfg = EngineConfig {
         cpu_devices: 1,
         synthesis_threads: 2,
         prover_threads: 2,
         ..Default::default()
     };
+    // These executors stand in for GPUs: prestaging on, as `auto` has it on the cuda backend.
+    cfg.set("prestage", "true").unwrap();
     EngineHandle::start_with_executors(cfg, store, bus, Clock::start(), vec![device]).unwrap()
 }
 
