@@ -1,4 +1,4 @@
-//! Every view at 80×24 and 200×60 from the fixed event stream, as text. A change to what the
+//! Every view at 80×24, 120×40 and 200×60 from the fixed event stream, as text. A change to what the
 //! dashboard draws shows up here as a snapshot diff to review.
 
 mod common;
@@ -7,6 +7,7 @@ use common::*;
 use provetop_ui::ratatui::crossterm::event::KeyCode;
 
 const SMALL: (u16, u16) = (80, 24);
+const MEDIUM: (u16, u16) = (120, 40);
 const LARGE: (u16, u16) = (200, 60);
 
 fn snap(name: &str, app: &mut provetop_ui::App, (w, h): (u16, u16)) {
@@ -14,8 +15,8 @@ fn snap(name: &str, app: &mut provetop_ui::App, (w, h): (u16, u16)) {
     insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen);
 }
 
-fn both(name: &str, setup: impl Fn(&mut provetop_ui::App)) {
-    for size in [SMALL, LARGE] {
+fn every_size(name: &str, setup: impl Fn(&mut provetop_ui::App)) {
+    for size in [SMALL, MEDIUM, LARGE] {
         let mut app = gpu_app();
         setup(&mut app);
         snap(name, &mut app, size);
@@ -24,12 +25,12 @@ fn both(name: &str, setup: impl Fn(&mut provetop_ui::App)) {
 
 #[test]
 fn timeline() {
-    both("timeline", |_| {});
+    every_size("timeline", |_| {});
 }
 
 #[test]
 fn timeline_paused_zoomed_gap_selected() {
-    both("timeline_gap", |app| {
+    every_size("timeline_gap", |app| {
         // Zoom to 5 s, scroll back two steps (pausing), select the last gap in view.
         keys(app, "++");
         key(app, KeyCode::Left);
@@ -48,12 +49,12 @@ fn timeline_cpu() {
 
 #[test]
 fn pipeline() {
-    both("pipeline", |app| keys(app, "2"));
+    every_size("pipeline", |app| keys(app, "2"));
 }
 
 #[test]
 fn metrics() {
-    both("metrics", |app| keys(app, "3"));
+    every_size("metrics", |app| keys(app, "3"));
 }
 
 #[test]
@@ -65,7 +66,7 @@ fn metrics_cpu_shows_na() {
 
 #[test]
 fn settings_with_pending_and_invalid_edits() {
-    both("settings", |app| {
+    every_size("settings", |app| {
         keys(app, "4");
         // Two pending changes: lock two-lock → none, synthesis_workers 2 → 1.
         keys(app, "jjjj");
@@ -83,12 +84,12 @@ fn settings_with_pending_and_invalid_edits() {
 
 #[test]
 fn log() {
-    both("log", |app| keys(app, "5"));
+    every_size("log", |app| keys(app, "5"));
 }
 
 #[test]
 fn help() {
-    both("help", |app| keys(app, "?"));
+    every_size("help", |app| keys(app, "?"));
 }
 
 #[test]
