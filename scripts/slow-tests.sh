@@ -60,6 +60,10 @@ start=$(date +%s)
     { tail -20 "$OUT/c1.log" >&2; exit 1; }
 echo "   $(( $(date +%s) - start )) s" >&2
 
+echo "== metrics: 100 concurrent scrapes while 4 connections trickle a byte a second" >&2
+cargo test --release -p provetop-telemetry --lib -- --ignored --nocapture \
+    a_hundred_concurrent_scrapes 2>&1 | grep -E "concurrent scrapes|test result" >&2
+
 python3 - "$OUT/sealed.json" "$OUT/c1.json" <<'PY'
 import json, sys
 print("| run | constraints | domain | verified (ours) | filecoin-proofs verify_seal | synthesis s | ntt_h s | msm_h s | msm_b_g2 s | proofs/h | params |")

@@ -13,8 +13,8 @@ use super::MetricsState;
 
 /// The whole of one request, from accept to the last byte written.
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
-/// Connections served at once; more are answered 503 and closed at once.
-pub const MAX_CONNECTIONS: usize = 64;
+/// Connections served at once (a thread each); more are answered 503 and closed at once.
+pub const MAX_CONNECTIONS: usize = 256;
 /// A request head larger than this is refused (a scrape's is a few hundred bytes).
 const MAX_HEAD: usize = 8192;
 

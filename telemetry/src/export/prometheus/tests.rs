@@ -265,3 +265,60 @@ fn a_trickling_client_and_idle_connections_never_delay_a_scrape() {
     ex.stop();
     trickle.join().unwrap();
 }
+
+/// The benchmark of scripts/slow-tests.sh: 100 scrapes at once while 4 connections trickle a
+/// byte a second; every scrape answered, the slowest well inside a scrape timeout.
+#[test]
+#[ignore = "a benchmark: scripts/slow-tests.sh runs it"]
+fn a_hundred_concurrent_scrapes_beside_four_trickling_connections() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let bus = crate::Bus::new();
+    let cfg = EngineConfig::default();
+    let addr = "127.0.0.1:0".parse().unwrap();
+    let mut ex = Exporter::start(addr, &bus, crate::Clock::start(), &cfg).unwrap();
+    let addr = ex.local_addr();
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let trickles: Vec<_> = (0..4)
+        .map(|_| {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut c = std::net::TcpStream::connect(addr).unwrap();
+                for b in b"GET /metrics HTTP/1.1\r\n".iter().cycle() {
+                    if done.load(Ordering::Relaxed) || c.write_all(&[*b]).is_err() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let scrapes: Vec<_> = (0..100)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let t = Instant::now();
+                let ok = get(addr, "/metrics").starts_with("HTTP/1.1 200 OK");
+                (ok, t.elapsed())
+            })
+        })
+        .collect();
+    let mut took: Vec<Duration> = scrapes
+        .into_iter()
+        .map(|s| {
+            let (ok, t) = s.join().unwrap();
+            assert!(ok, "a scrape was not answered 200");
+            t
+        })
+        .collect();
+    took.sort();
+    done.store(true, Ordering::Relaxed);
+    ex.stop();
+    trickles.into_iter().for_each(|t| t.join().unwrap());
+    let (p50, max) = (took[49], took[99]);
+    println!(
+        "100 concurrent scrapes beside 4 trickling connections: median {p50:?}, slowest {max:?}"
+    );
+    assert!(max < Duration::from_secs(2), "slowest scrape {max:?}");
+}
