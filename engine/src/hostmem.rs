@@ -13,6 +13,12 @@ pub fn available_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// The most page-locked memory the prestaging pool grows to: half the memory available (64 GiB
+/// assumed where /proc/meminfo cannot be read). One figure for the pool and for `auto`'s reason.
+pub fn page_locked_ceiling() -> u64 {
+    available_memory().unwrap_or(64 << 30) / 2
+}
+
 /// Plain data: a type without padding bytes, pointers or references, for which every byte
 /// pattern of its size is a valid value (what bytemuck calls `Pod`). Its values may be viewed
 /// as bytes, and bytes (from a file or a device) read back as values.

@@ -54,7 +54,7 @@ pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
             }
             "prestage" if gpu => {
                 cfg.prestage = true;
-                let cap = crate::hostmem::available_memory().map_or(32 << 30, |m| m / 2);
+                let cap = crate::hostmem::page_locked_ceiling();
                 format!(
                     "true: a page-locked block for every partition in flight (the pool up to {} \
                      GiB, half the memory available) lets a GPU worker upload a partition at \

@@ -77,11 +77,11 @@ pub(super) struct PinnedPool {
 pub(super) fn pool(gpu: &Arc<Gpu>) -> Arc<PinnedPool> {
     static POOL: OnceLock<Arc<PinnedPool>> = OnceLock::new();
     POOL.get_or_init(|| {
-        let available = crate::hostmem::available_memory().unwrap_or(64 << 30);
+        let ceiling = crate::hostmem::page_locked_ceiling();
         Arc::new(PinnedPool {
             gpu: gpu.clone(),
-            budget: MemoryBudget::new(available / 4),
-            ceiling: available / 2,
+            budget: MemoryBudget::new(ceiling / 2),
+            ceiling,
             free: Mutex::default(),
         })
     })
