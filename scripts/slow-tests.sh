@@ -27,11 +27,16 @@ echo "== hostile input: peak RSS over the corpus, SIGKILL loss (scripts/hostile-
 OUT="$OUT/hostile" scripts/hostile-bench.sh "$BIN" | tee "$OUT/hostile.txt"
 
 if cargo +nightly fuzz --version >/dev/null 2>&1; then
+    # fuzz/ is its own workspace with no lock file of its own in git: the repository's pins
+    # the same versions of the crates they share.
+    [[ -f fuzz/Cargo.lock ]] || cp Cargo.lock fuzz/Cargo.lock
     cargo run -q --manifest-path fuzz/Cargo.toml --bin seeds -- fuzz/corpus
     for t in decode params c1 config; do
         echo "== fuzz $t for ${FUZZ_SECONDS:-120} s" >&2
         cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- -max_total_time="${FUZZ_SECONDS:-120}" \
             -rss_limit_mb=1024 >"$OUT/fuzz-$t.log" 2>&1 || { tail -30 "$OUT/fuzz-$t.log" >&2; exit 1; }
+        # libFuzzer's last line: executions, coverage and corpus entries.
+        grep -E '^#[0-9]+[[:space:]]+DONE' "$OUT/fuzz-$t.log" | tail -1 >&2 || true
     done
 else
     echo "== fuzzing skipped: cargo-fuzz or the nightly toolchain is not installed" \
