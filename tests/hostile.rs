@@ -208,3 +208,31 @@ fn terminal_escapes_in_a_recording_are_printed_escaped() {
         );
     }
 }
+
+/// A summary's report holds several bytes for each decoded one: with `set_held_times` the bound
+/// covers them, so an expanding file stops decoding sooner (at the default bound: an expanding
+/// file's frames each take more than the small one).
+#[test]
+fn a_summary_charges_its_own_state_against_the_bound() {
+    let bound = provetop_telemetry::record::DEFAULT_MAX_MEMORY;
+    let case = corpus(SEED, CASES)
+        .into_iter()
+        .find(|c| c.name.starts_with("expanding"))
+        .expect("an expanding case");
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), &case);
+    let decoded = |held: u64| {
+        let mut rec = Recording::open(&path).expect("it opens");
+        rec.set_max_memory(bound);
+        rec.set_held_times(held);
+        rec.for_each(|_| {});
+        assert!(rec.stop().is_some(), "the bound stops an expanding file");
+        rec.decoded_bytes()
+    };
+    let (plain, held) = (decoded(1), decoded(5));
+    assert!(held * 5 <= bound, "{held} bytes decoded");
+    assert!(
+        held < plain,
+        "it stops sooner: {held} against {plain} bytes"
+    );
+}

@@ -118,12 +118,15 @@ fn a_running_engine_publishes_samples_spans_and_consistent_gaps() {
     // The cpu backend reports no PCIe or VRAM: nothing registers in the accounting.
     assert!(!metrics_seen.contains(metrics::PCIE_H2D));
 
-    // Compute spans on the device's compute lane, the same steps on its worker lanes.
+    // Compute spans on the device's compute lane, the worker's own steps (its lock waits) on
+    // its lane, each published once.
     assert!(events.iter().any(|e| matches!(e,
         Event::Span(s) if matches!(&s.lane, Lane::Compute { device } if device == "cpu0")
             && s.stage.is_compute())));
     assert!(events.iter().any(|e| matches!(e,
         Event::Span(s) if matches!(&s.lane, Lane::Worker { device, .. } if device == "cpu0"))));
+    assert!(!events.iter().any(|e| matches!(e,
+        Event::Span(s) if matches!(&s.lane, Lane::Worker { .. }) && s.stage.is_compute())));
 
     // Gaps: busy + idle is the window; the causes sum to the idle time; replay order and the
     // report agree.

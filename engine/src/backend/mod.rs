@@ -27,9 +27,11 @@ pub fn resolve(kind: BackendKind) -> (BackendKind, Option<String>) {
     }
 }
 
-/// Which of a device's engines a timed step occupied.
+/// Where a timed step ran: one of a device's engines, or the worker's own thread (waiting for
+/// a lock, allocating, planning).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
+    Host,
     Compute,
     H2d,
     D2h,
@@ -45,13 +47,38 @@ pub struct Step {
     pub bytes: u64,
 }
 
-/// The steps a partition went through, in the order they were recorded.
-#[derive(Clone, Debug, Default)]
-pub struct Steps(pub Vec<Step>);
+/// Called with each step as soon as it is recorded: the pipeline publishes it as a span then,
+/// not when the region ends.
+pub type StepSink = Box<dyn FnMut(&Step) + Send>;
+
+/// The steps a partition went through, in the order they were recorded, each handed to the
+/// sink (if any) as it is recorded.
+#[derive(Default)]
+pub struct Steps {
+    steps: Vec<Step>,
+    sink: Option<StepSink>,
+}
 
 impl Steps {
+    /// Steps that go to `sink` as they are recorded.
+    pub fn publishing(sink: StepSink) -> Steps {
+        Steps {
+            steps: vec![],
+            sink: Some(sink),
+        }
+    }
+
+    /// Records a step whose times are known.
+    pub fn record(&mut self, step: Step) {
+        if let Some(sink) = &mut self.sink {
+            sink(&step);
+        }
+        self.steps.push(step);
+    }
+
+    /// Records a step from `start` to now.
     pub fn push(&mut self, stage: Stage, engine: Engine, start: Instant, bytes: u64) {
-        self.0.push(Step {
+        self.record(Step {
             stage,
             engine,
             start,
@@ -66,6 +93,17 @@ impl Steps {
         let out = f();
         self.push(stage, Engine::Compute, start, 0);
         out
+    }
+
+    /// Every step recorded so far.
+    pub fn all(&self) -> &[Step] {
+        &self.steps
+    }
+}
+
+impl std::fmt::Debug for Steps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.steps).finish()
     }
 }
 

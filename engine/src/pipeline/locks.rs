@@ -26,7 +26,7 @@ pub fn new_lock(strategy: LockStrategy) -> Box<dyn DeviceLock> {
 fn acquire<'a>(m: &'a Mutex<()>, steps: &mut Steps) -> MutexGuard<'a, ()> {
     let start = Instant::now();
     let g = m.try_lock().unwrap_or_else(|| m.lock());
-    steps.push(Stage::LockWait, Engine::Compute, start, 0);
+    steps.push(Stage::LockWait, Engine::Host, start, 0);
     g
 }
 

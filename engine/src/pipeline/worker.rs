@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::finalize;
 use super::state::{Ready, State, Ticket};
 use super::Shared;
-use crate::backend::{DeviceFault, Engine, RegionInput, RegionOptions, Steps};
+use crate::backend::{DeviceFault, Engine, RegionInput, RegionOptions, Step, Steps};
 use crate::config::Placement;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, Span, Stage};
 
@@ -109,7 +109,7 @@ fn prove(
         state: JobState::Proving,
         detail: Some(device.to_string()),
     }));
-    let mut steps = Steps::default();
+    let mut steps = Steps::publishing(step_sink(shared, device, slot, job, partition));
     let result = {
         let mut gate = lock.gate();
         let input = RegionInput::new(
@@ -124,46 +124,8 @@ fn prove(
     };
     // Its page-locked block goes back to the pool for the next partition.
     ready.prestaged = None;
-    for step in &steps.0 {
+    for step in steps.all() {
         *ready.stages.entry(step.stage).or_insert(0.0) += (step.end - step.start).as_secs_f64();
-        let lane = match (step.stage, step.engine) {
-            (Stage::LockWait, _) => Lane::Worker {
-                device: device.to_string(),
-                worker: slot as u32,
-            },
-            (_, Engine::Compute) => Lane::Compute {
-                device: device.to_string(),
-            },
-            (_, Engine::H2d) => Lane::H2d {
-                device: device.to_string(),
-            },
-            (_, Engine::D2h) => Lane::D2h {
-                device: device.to_string(),
-            },
-        };
-        let span = Span {
-            lane,
-            stage: step.stage,
-            start: shared.clock.at(step.start),
-            end: shared.clock.at(step.end),
-            job: Some(job),
-            partition: Some(partition),
-            bytes: step.bytes,
-        };
-        if span.end == span.start {
-            continue;
-        }
-        // The worker's own lane shows what it did, whichever engine did it (copy pieces are
-        // inside its upload).
-        if !matches!(span.lane, Lane::Worker { .. }) && span.stage != Stage::Dma {
-            let mut own = span.clone();
-            own.lane = Lane::Worker {
-                device: device.to_string(),
-                worker: slot as u32,
-            };
-            shared.bus.publish(Event::Span(own));
-        }
-        shared.bus.publish(Event::Span(span));
     }
     if let Some(fault) = result
         .as_ref()
@@ -177,6 +139,42 @@ fn prove(
     let shared2 = shared.clone();
     let device = device.to_string();
     prover_pool.spawn(move || finalize::finalize(&shared2, device, ready, result));
+}
+
+/// Publishes each step of a partition's region as a span once its end is known, on the lane
+/// where it ran: the worker's own for what its thread did, the device engine's otherwise.
+fn step_sink(
+    shared: &Arc<Shared>,
+    device: &str,
+    slot: usize,
+    job: u64,
+    partition: u32,
+) -> crate::backend::StepSink {
+    let (shared, device) = (shared.clone(), device.to_string());
+    Box::new(move |step: &Step| {
+        if step.end <= step.start {
+            return;
+        }
+        let device = device.clone();
+        let lane = match step.engine {
+            Engine::Host => Lane::Worker {
+                device,
+                worker: slot as u32,
+            },
+            Engine::Compute => Lane::Compute { device },
+            Engine::H2d => Lane::H2d { device },
+            Engine::D2h => Lane::D2h { device },
+        };
+        shared.bus.publish(Event::Span(Span {
+            lane,
+            stage: step.stage,
+            start: shared.clock.at(step.start),
+            end: shared.clock.at(step.end),
+            job: Some(job),
+            partition: Some(partition),
+            bytes: step.bytes,
+        }));
+    })
 }
 
 /// A device fault: the device leaves service for good and the partition goes back to be

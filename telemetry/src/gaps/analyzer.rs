@@ -41,10 +41,29 @@ pub(super) struct Track {
     pub(super) compute: Vec<(Nanos, Nanos)>,
     pub(super) activity: Vec<(Nanos, Nanos, Activity)>,
     pub(super) lock_wait: Vec<(Nanos, Nanos, u32)>,
-    /// (worker, job, partition) → extent of the worker's spans for that partition.
-    pub(super) regions: HashMap<(u32, u64, u32), (Nanos, Nanos)>,
+    /// (job, partition) → extent of the partition's spans on its worker's lane and the
+    /// device's engines.
+    pub(super) regions: HashMap<(u64, u32), (Nanos, Nanos)>,
+    /// The worker each partition's region is on, from its spans on a worker's lane.
+    pub(super) worker_of: HashMap<(u64, u32), u32>,
     /// Allocations on workers' lanes: (start, end, worker, bytes asked for).
     pub(super) allocs: Vec<(Nanos, Nanos, u32, u64)>,
+}
+
+impl Track {
+    /// A span of a partition widens that partition's region; one on a worker's lane names the
+    /// worker.
+    fn widen_region(&mut self, worker: Option<u32>, s: &Span) {
+        let (Some(job), Some(p)) = (s.job, s.partition) else {
+            return;
+        };
+        if let Some(w) = worker {
+            self.worker_of.insert((job, p), w);
+        }
+        let r = self.regions.entry((job, p)).or_insert((s.start, s.end));
+        r.0 = r.0.min(s.start);
+        r.1 = r.1.max(s.end);
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,12 +82,12 @@ pub struct GapAnalyzer {
     pub(super) queue_open: HashMap<(u64, u32), QueueEntry>,
     pub(super) job_end: HashMap<u64, Nanos>,
     longest: Nanos,
-    /// Partitions a worker took whose spans have not arrived (they come when its region
-    /// ends): (job, partition) → time taken.
+    /// Partitions a worker took whose device spans have not all arrived (a GPU region's come
+    /// when it has completed, its read-back last): (job, partition) → time taken.
     open_regions: HashMap<(u64, u32), Nanos>,
     /// Jobs submitted with no partition synthesised yet: job → time submitted.
     unsynthesized: HashMap<u64, Nanos>,
-    /// (job, partition) → its spans on workers' lanes and pools: what a lock holder was doing.
+    /// (job, partition) → its spans on every lane: what a lock holder was doing.
     pub(super) partition_spans: HashMap<(u64, u32), Vec<StageSpan>>,
     /// When jobs were submitted, sorted (after pruning, the last one before the window stays).
     pub(super) submitted: Vec<Nanos>,
@@ -171,7 +190,8 @@ impl GapAnalyzer {
             return;
         }
         self.longest = self.longest.max(s.end - s.start);
-        let own = matches!(s.lane, Lane::Pool { .. } | Lane::Worker { .. });
+        // Pieces of an upload lie inside it.
+        let own = s.stage != Stage::Dma;
         if let (Some(job), Some(p), true) = (s.job, s.partition, own) {
             self.partition_spans
                 .entry((job, p))
@@ -197,36 +217,34 @@ impl GapAnalyzer {
                 } else if let Some(a) = activity {
                     t.activity.push((s.start, s.end, a));
                 }
+                t.widen_region(None, s);
             }
             Lane::H2d { device } | Lane::D2h { device } => {
-                if let Some(a) = activity_of(&s.lane, s.stage) {
-                    self.track(device).activity.push((s.start, s.end, a));
+                let activity = activity_of(&s.lane, s.stage);
+                let t = self.track(device);
+                if let Some(a) = activity {
+                    t.activity.push((s.start, s.end, a));
                 }
+                t.widen_region(None, s);
             }
             Lane::Worker { device, worker } => {
                 let (worker, stage) = (*worker, s.stage);
                 let activity = activity_of(&s.lane, stage);
-                if let (Some(job), Some(p)) = (s.job, s.partition) {
-                    self.open_regions.remove(&(job, p));
-                }
                 let t = self.track(device);
                 if stage == Stage::Alloc {
                     t.allocs.push((s.start, s.end, worker, s.bytes));
                 }
-                if let (Some(job), Some(p)) = (s.job, s.partition) {
-                    let r = t
-                        .regions
-                        .entry((worker, job, p))
-                        .or_insert((s.start, s.end));
-                    r.0 = r.0.min(s.start);
-                    r.1 = r.1.max(s.end);
-                }
+                t.widen_region(Some(worker), s);
                 if stage == Stage::LockWait {
                     t.lock_wait.push((s.start, s.end, worker));
                 } else if let Some(a) = activity {
                     t.activity.push((s.start, s.end, a));
                 }
             }
+        }
+        // The read-back ends a region: its spans are all in.
+        if let (Some(job), Some(p), Stage::D2h) = (s.job, s.partition, s.stage) {
+            self.open_regions.remove(&(job, p));
         }
     }
 
@@ -261,6 +279,8 @@ impl GapAnalyzer {
             t.activity.retain(|i| i.1 >= before);
             t.lock_wait.retain(|i| i.1 >= keep);
             t.regions.retain(|_, r| r.1 >= keep);
+            let regions = &t.regions;
+            t.worker_of.retain(|k, _| regions.contains_key(k));
             t.allocs.retain(|i| i.1 >= before);
         }
         self.partition_spans

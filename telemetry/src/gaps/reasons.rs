@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 
 use super::detail::*;
 use super::levels::SYNTHESIS_POOL;
-use super::sweep::Worker;
+use super::sweep::{Who, Worker};
 use super::{GapAnalyzer, GapCause, GapDetail};
 use crate::{metrics, Nanos, Stage};
 
 /// A stretch [from, to) of a device's gap and its workers then.
 pub(super) struct Moment<'a> {
     pub(super) device: &'a str,
-    pub(super) workers: &'a BTreeMap<u32, Worker>,
+    pub(super) workers: &'a BTreeMap<Who, Worker>,
     pub(super) from: Nanos,
     pub(super) to: Nanos,
 }
@@ -25,7 +25,7 @@ impl GapAnalyzer {
         match cause {
             GapCause::LockHeld { holder } => {
                 let partition = holder
-                    .and_then(|w| at.workers.get(&w))
+                    .and_then(|w| at.workers.get(&Who::Worker(w)))
                     .and_then(|w| w.partition);
                 let stage = partition.map_or(HOLDER_UNKNOWN.to_string(), |k| {
                     self.holder_stage(k, at.from)
@@ -42,7 +42,7 @@ impl GapAnalyzer {
     }
 
     /// What the holder of partition `k` was doing at `t`: the stage of one of its spans running
-    /// then (on its worker's lane or a pool), else `after_<stage>` of the last one that ended.
+    /// then (on any lane), else `after_<stage>` of the last one that ended.
     fn holder_stage(&self, k: (u64, u32), t: Nanos) -> String {
         let spans = self.partition_spans.get(&k).map_or(&[][..], Vec::as_slice);
         let running = spans
@@ -70,8 +70,8 @@ impl GapAnalyzer {
         let locked = allocating.iter().any(|w| w.waits > 0);
         a.reason(if locked { ALLOC_LOCK } else { ALLOC_ALLOCATING }, d);
         for (n, w) in at.workers {
-            if w.regions > 0 && w.allocating == 0 {
-                a.held_by(*n, d);
+            if let (Some(n), true) = (n.worker(), w.regions > 0 && w.allocating == 0) {
+                a.held_by(n, d);
             }
         }
         let wanted = allocating.iter().map(|w| w.wanted).max().unwrap_or(0);

@@ -8,6 +8,23 @@ use super::analyzer::{Activity, Track};
 use super::{DeviceGaps, Gap, GapAnalyzer, GapCause, GapDetail, GapSegment};
 use crate::Nanos;
 
+/// Who holds a region: the worker its spans name, or (a region with no span on a worker's
+/// lane: no lock to wait for, nothing done on the worker's own thread) its partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Who {
+    Worker(u32),
+    Partition(u64, u32),
+}
+
+impl Who {
+    pub(super) fn worker(self) -> Option<u32> {
+        match self {
+            Who::Worker(w) => Some(w),
+            Who::Partition(..) => None,
+        }
+    }
+}
+
 /// One worker of the device as the sweep passes a moment.
 #[derive(Default)]
 pub(super) struct Worker {
@@ -34,9 +51,9 @@ impl GapAnalyzer {
         enum Change {
             Compute(i32),
             Activity(Activity, i32),
-            Lock(u32, i32),
-            Region(u32, i32, Nanos, (u64, u32)),
-            Alloc(u32, i32, u64),
+            Lock(Who, i32),
+            Region(Who, i32, Nanos, (u64, u32)),
+            Alloc(Who, i32, u64),
             Synthesis(i32),
             Queue(i32),
             Elsewhere(i32),
@@ -55,10 +72,14 @@ impl GapAnalyzer {
             both(s, e, Change::Activity(a, 1), Change::Activity(a, -1));
         }
         for &(s, e, w) in &track.lock_wait {
+            let w = Who::Worker(w);
             both(s, e, Change::Lock(w, 1), Change::Lock(w, -1));
         }
-        for (&(w, job, p), &(s, e)) in &track.regions {
-            let k = (job, p);
+        for (&k, &(s, e)) in &track.regions {
+            let w = track
+                .worker_of
+                .get(&k)
+                .map_or(Who::Partition(k.0, k.1), |w| Who::Worker(*w));
             both(
                 s,
                 e,
@@ -67,6 +88,7 @@ impl GapAnalyzer {
             );
         }
         for &(s, e, w, bytes) in &track.allocs {
+            let w = Who::Worker(w);
             both(
                 s,
                 e,
@@ -105,10 +127,10 @@ impl GapAnalyzer {
         let mut synthesis = 0i32;
         let mut queue = 0i32;
         let mut elsewhere = 0i32;
-        let mut workers: BTreeMap<u32, Worker> = BTreeMap::new();
+        let mut workers: BTreeMap<Who, Worker> = BTreeMap::new();
 
         let classify = |activity: &[i32; 4],
-                        workers: &BTreeMap<u32, Worker>,
+                        workers: &BTreeMap<Who, Worker>,
                         queue: i32,
                         elsewhere: i32,
                         synthesis: i32|
@@ -134,7 +156,7 @@ impl GapAnalyzer {
                         w.acquired.filter(|a| *a >= w.region_start).map(|a| (a, *n))
                     })
                     .max()
-                    .map(|(_, n)| n);
+                    .and_then(|(_, n)| n.worker());
                 return GapCause::LockHeld { holder };
             }
             if workers.values().any(|w| w.regions > 0) {

@@ -233,7 +233,20 @@ fn open_regions_and_first_syntheses_hold_a_live_horizon_back() {
         "a region without its spans"
     );
     a.observe(&span(worker("gpu0", 0), Stage::LockWait, 5, 6, 0));
-    assert_eq!(a.incomplete_since(), None, "its spans arrived");
+    assert_eq!(
+        a.incomplete_since(),
+        Some(5 * MS),
+        "its host steps arrive as they happen, its device steps when the region has completed"
+    );
+    let d2h = Lane::D2h {
+        device: "gpu0".into(),
+    };
+    a.observe(&span(d2h, Stage::D2h, 9, 10, 0));
+    assert_eq!(
+        a.incomplete_since(),
+        None,
+        "its read-back, the last, arrived"
+    );
 }
 
 #[test]

@@ -107,6 +107,8 @@ pub const DEFAULT_MAX_MEMORY: u64 = 512 << 20;
 pub struct Recording<R = File> {
     src: R,
     max_memory: u64,
+    /// How many times over the reader's consumer holds each decoded byte.
+    held_times: u64,
     decoded: u64,
     /// Frames whose cost is in `decoded`.
     counted: Vec<bool>,
@@ -176,6 +178,7 @@ impl<R: Read + Seek> Recording<R> {
         let mut rec = Recording {
             src,
             max_memory: DEFAULT_MAX_MEMORY,
+            held_times: 1,
             decoded: 0,
             counted: vec![],
             len,
@@ -199,6 +202,12 @@ impl<R: Read + Seek> Recording<R> {
         self.max_memory = bytes;
     }
 
+    /// A consumer that keeps `k` bytes of its own state for each decoded byte (a summary's
+    /// report) has the bound apply to the whole: each frame is charged `k` times its cost.
+    pub fn set_held_times(&mut self, k: u64) {
+        self.held_times = k.max(1);
+    }
+
     /// The decoded state taken on so far (bytes).
     pub fn decoded_bytes(&self) -> u64 {
         self.decoded
@@ -211,7 +220,7 @@ impl<R: Read + Seek> Recording<R> {
             return Ok(());
         }
         let total = self.decoded.saturating_add(cost);
-        if total > self.max_memory {
+        if total.saturating_mul(self.held_times) > self.max_memory {
             let why = format!(
                 "the events from here on would take the decoded state past {} MiB (the bound \
                  on a recording's memory; raise it with --max-memory)",

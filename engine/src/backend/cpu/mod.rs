@@ -92,7 +92,7 @@ impl Executor for CpuExecutor {
                 // The batch addition of scalar-one bases is reported as its own stage inside.
                 steps.push(stage, Engine::Compute, start, 0);
                 if split.ones > 0 {
-                    steps.0.push(super::Step {
+                    steps.record(super::Step {
                         stage: Stage::BatchAdd,
                         engine: Engine::Compute,
                         start,

@@ -99,7 +99,7 @@ impl<'a> Plan<'a> {
             None => {
                 let start = Instant::now();
                 let s = [split(input.aux), split(&input.msms.a), split(&input.msms.b)];
-                steps.push(Stage::Prep, Engine::Compute, start, 0);
+                steps.push(Stage::Prep, Engine::Host, start, 0);
                 let counts = s.each_ref().map(|sp| Counts {
                     len: sp.tail.len(),
                     ones: sp.ones.len(),
@@ -290,7 +290,7 @@ impl CudaExecutor {
         let start = Instant::now();
         let sizes = (plan.msm_n, plan.msm_bytes);
         let bytes = self.workspace(set, plan.log2, sizes, input.opts.vram_budget)?;
-        steps.push(Stage::Alloc, Engine::Compute, start, bytes);
+        steps.push(Stage::Alloc, Engine::Host, start, bytes);
         Ok(())
     }
 
@@ -531,20 +531,14 @@ fn record(
             bytes,
         })
     };
-    steps
-        .0
-        .push(step(Stage::H2d, Engine::H2d, (up.start, up.end), up.bytes)?);
+    steps.record(step(Stage::H2d, Engine::H2d, (up.start, up.end), up.bytes)?);
     for &(m0, m1, bytes) in &tl.pieces {
-        steps
-            .0
-            .push(step(Stage::Dma, Engine::H2d, (m0, m1), bytes)?);
+        steps.record(step(Stage::Dma, Engine::H2d, (m0, m1), bytes)?);
     }
     for &(stage, m0, m1) in marks {
-        steps.0.push(step(stage, Engine::Compute, (m0, m1), 0)?);
+        steps.record(step(stage, Engine::Compute, (m0, m1), 0)?);
     }
-    steps
-        .0
-        .push(step(Stage::D2h, Engine::D2h, (down0, down1), down_bytes)?);
+    steps.record(step(Stage::D2h, Engine::D2h, (down0, down1), down_bytes)?);
     Ok(())
 }
 
