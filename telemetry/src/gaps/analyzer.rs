@@ -83,7 +83,9 @@ pub struct GapAnalyzer {
     pub(super) job_end: HashMap<u64, Nanos>,
     longest: Nanos,
     /// Partitions a worker took whose device spans have not all arrived (a GPU region's come
-    /// when it has completed, its read-back last): (job, partition) → time taken.
+    /// when it has completed, its read-back last; a cpu region, with no read-back, counts as
+    /// open until its proof, which only holds a live horizon back longer): (job, partition) →
+    /// time taken.
     open_regions: HashMap<(u64, u32), Nanos>,
     /// Jobs submitted with no partition synthesised yet: job → time submitted.
     unsynthesized: HashMap<u64, Nanos>,
