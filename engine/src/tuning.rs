@@ -40,7 +40,7 @@ pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
         let why = match key.as_str() {
             "synthesis_threads" => {
                 cfg.synthesis_threads = cores;
-                format!("{cores}: every core; the pool's threads idle when no partition needs them")
+                format!("{cores}: every core, shared out among the synthesis workers")
             }
             "prover_threads" => {
                 cfg.prover_threads = cores;

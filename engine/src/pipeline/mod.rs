@@ -5,6 +5,7 @@
 
 mod finalize;
 pub mod locks;
+mod pools;
 mod reconfigure;
 pub mod schedule;
 mod state;

@@ -102,8 +102,11 @@ pub(super) fn sync_devices(shared: &Arc<Shared>) {
 
 fn sync(shared: &Arc<Shared>, st: &mut State, old: &EngineConfig) -> anyhow::Result<()> {
     let cfg = st.cfg.clone();
-    if cfg.synthesis_threads != old.synthesis_threads {
-        st.synthesis_pool = pool("synth", cfg.synthesis_threads)?;
+    if (cfg.synthesis_threads, cfg.synthesis_workers)
+        != (old.synthesis_threads, old.synthesis_workers)
+    {
+        st.synthesis
+            .rebuild(cfg.synthesis_workers, cfg.synthesis_threads)?;
     }
     if cfg.prover_threads != old.prover_threads {
         st.prover_pool = pool("prover", cfg.prover_threads)?;

@@ -8,6 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::locks::{new_lock, DeviceLock};
+use super::pools::SynthesisPools;
 use super::{DeviceStatus, JobId, JobSpec, Shared, Status};
 use crate::backend::{Executor, Msms, Prestaged};
 use crate::circuit::precompiled::Precompiled;
@@ -82,7 +83,7 @@ pub(crate) struct State {
     pub ready: VecDeque<Ready>,
     pub proving: usize,
     pub devices: Vec<Device>,
-    pub synthesis_pool: Arc<ThreadPool>,
+    pub synthesis: SynthesisPools,
     pub prover_pool: Arc<ThreadPool>,
     /// Host memory of partitions between synthesis and their proof (`host_memory_budget`).
     pub host: Arc<MemoryBudget>,
@@ -118,7 +119,7 @@ pub(crate) fn host_budget(b: Budget) -> u64 {
 impl State {
     pub fn new(cfg: EngineConfig) -> Result<Self> {
         Ok(State {
-            synthesis_pool: pool("synth", cfg.synthesis_threads)?,
+            synthesis: SynthesisPools::new(cfg.synthesis_workers, cfg.synthesis_threads)?,
             prover_pool: pool("prover", cfg.prover_threads)?,
             host: MemoryBudget::new(host_budget(cfg.host_memory_budget)),
             cfg,
@@ -158,6 +159,7 @@ impl State {
         let workers = self.cfg.synthesis_workers;
         let bytes = self.jobs.get(&next.job).map_or(0, |j| j.bytes);
         self.synthesizing < workers
+            && self.synthesis.has_idle()
             && self.synthesizing + self.ready.len() < self.synthesized_bound()
             // One partition is always admitted, so a budget smaller than a partition slows
             // the engine to one at a time instead of stopping it.

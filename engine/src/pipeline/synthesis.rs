@@ -1,12 +1,13 @@
 //! Admission and synthesis: jobs become partition tickets; a dispatcher starts up to
-//! `synthesis_workers` of them at once on the synthesis pool, as long as the queue of
-//! synthesised partitions and the host memory budget allow.
+//! `synthesis_workers` of them at once, each on a synthesis pool of its own, as long as the
+//! queue of synthesised partitions and the host memory budget allow.
 
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::pools::SynthesisPool;
 use super::state::{Job, Ready, Ticket};
 use super::{JobId, JobSpec, Outcome, Shared};
 use crate::backend::Executor;
@@ -206,7 +207,10 @@ fn dispatch(shared: Arc<Shared>) {
         st.synthesizing += 1;
         // Admitted by `can_synthesize`, beyond the budget when nothing else holds any.
         let host = st.host.reserve(bytes);
-        let pool = st.synthesis_pool.clone();
+        let pool = st
+            .synthesis
+            .take()
+            .expect("can_synthesize saw an idle pool");
         drop(st);
         let shared = shared.clone();
         let work = Work {
@@ -215,7 +219,9 @@ fn dispatch(shared: Arc<Shared>) {
             loaded,
             precompiled,
         };
-        pool.spawn(move || synthesize(&shared, work, host, stagers));
+        pool.pool
+            .clone()
+            .spawn(move || synthesize(&shared, work, host, stagers, pool));
     }
 }
 
@@ -233,6 +239,7 @@ fn synthesize(
     work: Work,
     host: Reservation,
     stagers: Vec<Arc<dyn Executor>>,
+    pool: SynthesisPool,
 ) {
     let Work {
         ticket,
@@ -289,6 +296,7 @@ fn synthesize(
     }
     let mut st = shared.state.lock();
     st.synthesizing -= 1;
+    st.synthesis.give_back(pool);
     match result {
         Ok((asg, msms, prestaged)) => {
             let mut stages = BTreeMap::new();
