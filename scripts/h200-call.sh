@@ -12,7 +12,8 @@
 #             `--sector-size 512MiB`, sealed here; `--c1 .carry/8MiB-seed0.c1.json` carries a
 #             sector sealed elsewhere), $POREP_PROOFS jobs (default 2; empty: none given),
 #             $POREP_ARGS (default none: the
-#             engine's defaults); several runs: POREP_RUNS="name:args;name:args"
+#             engine's defaults); several runs: POREP_RUNS="name:args;name:args"; each bench
+#             under $WRAP if set (e.g. `python3 scripts/peak-rss.py`: its peak memory)
 #   setup     synthetic 2^$SETUP_LOG2 (default 26; several sizes: "26 27") on one GPU with one
 #             worker: the setup's time on the GPU (parameters generated here unless cached) and
 #             each partition's GPU time (device_wall, device_kernels) and stages; $SETUP_PROOFS
@@ -81,7 +82,7 @@ for step in ${STEPS:-}; do
       proofs=${POREP_PROOFS-2}
       for run in "${runs[@]}"; do
         name=${run%%:*} extra=${run#*:}
-        part "$name" bash -c "'$BIN' bench --backend cuda --workload porep ${POREP_INPUT:---sector-size 512MiB} \
+        part "$name" bash -c "${WRAP:-} '$BIN' bench --backend cuda --workload porep ${POREP_INPUT:---sector-size 512MiB} \
           ${proofs:+--proofs $proofs} $extra --json >'$WORK/$name.json' 2>'$WORK/$name.stderr'; rc=\$?; \
           tail -5 '$WORK/$name.stderr'; python3 scripts/bench-table.py '$WORK/$name.json'; exit \$rc"
       done ;;
