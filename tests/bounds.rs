@@ -1,6 +1,9 @@
 //! The bounds of a run, checked before any work: exit 2 with the flag named, and scheduled or
 //! backend-bound changes that did not happen listed in `config_events` with the reason.
 
+// Helpers unwrap too: a failed unwrap fails the test that called it, where it happened.
+#![allow(clippy::unwrap_used)]
+
 use std::process::Output;
 use std::time::{Duration, Instant};
 

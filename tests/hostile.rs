@@ -5,6 +5,9 @@
 //! every exit code is 0, 1 or 2, no control character from a file reaches the terminal, and
 //! a file that would expand past the bound stops there with exit 0.
 
+// Helpers unwrap too: a failed unwrap fails the test that called it, where it happened.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::provetop;

@@ -2,6 +2,9 @@
 //! any work, an existing recording needs --force, a refused run leaves the old recording
 //! whole, and no output goes through a symbolic link.
 
+// Helpers unwrap too: a failed unwrap fails the test that called it, where it happened.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::provetop;

@@ -3,6 +3,9 @@
 //! what is not a recording exits 2; a recorder killed with SIGKILL leaves a file that replays
 //! up to its last flushed frame; the Perfetto export keeps the trace format's rules.
 
+// Helpers unwrap too: a failed unwrap fails the test that called it, where it happened.
+#![allow(clippy::unwrap_used)]
+
 use provetop_telemetry::fixture::{self, Spec};
 use provetop_telemetry::record::{Header, Hole, Record, RecorderOptions, Recording, Writer};
 use provetop_telemetry::Event;

@@ -4,6 +4,9 @@
 //!
 //!     cargo bench -p provetop-engine --bench host_copy [-- MIB [ROUNDS]]
 
+// A benchmark whose setup fails is a failed run; unwrapping says where.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::hostmem::{stream_copy, stream_copy_zeroing};
 use provetop_telemetry::report::Stat;
 use rayon::prelude::*;

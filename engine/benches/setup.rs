@@ -4,6 +4,9 @@
 //!
 //!     cargo bench -p provetop-engine --bench setup [-- K… [ROUNDS=N]]
 
+// A benchmark whose setup fails is a failed run; unwrapping says where.
+#![allow(clippy::unwrap_used)]
+
 use blstrs::Scalar;
 use ff::Field;
 use provetop_engine::circuit::synthetic::SyntheticCircuit;

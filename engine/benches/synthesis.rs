@@ -4,6 +4,9 @@
 //!
 //!     cargo bench -p provetop-engine --bench synthesis [-- K… [ROUNDS=N]]
 
+// A benchmark whose setup fails is a failed run; unwrapping says where.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::circuit::Workload;
 
 // The allocator of the provetop binary (src/alloc.rs), keeping freed pages: partitions then

@@ -6,6 +6,9 @@
 //!
 //!     cargo bench -p provetop-engine --bench vs_bellperson [-- ROUNDS]
 
+// A benchmark whose setup fails is a failed run; unwrapping says where.
+#![allow(clippy::unwrap_used)]
+
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use ff::Field;

@@ -9,6 +9,8 @@
 
 // Every `unsafe` block says why it is sound (denied under `clippy -D warnings`).
 #![warn(clippy::undocumented_unsafe_blocks)]
+// Every public item says what its name cannot (units, sides, invariants).
+#![warn(missing_docs)]
 
 pub mod backend;
 pub mod circuit;

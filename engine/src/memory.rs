@@ -23,6 +23,7 @@ impl MemoryBudget {
         })
     }
 
+    /// The limit in bytes (`u64::MAX`: none).
     pub fn limit(&self) -> u64 {
         self.limit.load(Ordering::Acquire)
     }
@@ -92,6 +93,7 @@ pub struct Reservation {
 }
 
 impl Reservation {
+    /// Bytes it holds; 0 once released.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }

@@ -9,9 +9,11 @@ use crate::config::{BackendKind, EngineConfig, Placement, MAX_WORKERS};
 /// What the choices depend on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Machine {
+    /// Logical cores the process may use.
     pub cores: usize,
     /// GPUs the engine proves on (0 on the cpu backend).
     pub gpus: usize,
+    /// The backend that proves, already resolved from `auto`.
     pub backend: BackendKind,
 }
 

@@ -1,6 +1,9 @@
 //! Cross-checks against bellperson 0.27, the prover Filecoin uses: each side reads the other's
 //! files and verifies the other's proofs for the same circuit and parameters.
 
+// A failed unwrap in a test or its helpers fails the test where it happened.
+#![allow(clippy::unwrap_used)]
+
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use ff::Field;

@@ -1,5 +1,8 @@
 //! Live reconfiguration under load: random valid and invalid changes while partitions prove.
 
+// A failed unwrap in a test or its helpers fails the test where it happened.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::circuit::Workload;
 use provetop_engine::config::EngineConfig;
 use provetop_engine::params::store::ParamsStore;

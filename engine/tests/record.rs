@@ -2,6 +2,9 @@
 //! samples first, then spans, never the engine's time, and every loss is counted and marked;
 //! a one-hour recording opens and plays its first frame at once.
 
+// A failed unwrap in a test or its helpers fails the test where it happened.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::telemetry::fixture::{self, Spec};
 use provetop_engine::telemetry::record::{
     Header, Player, Record, Recorder, RecorderOptions, Recording, Writer,

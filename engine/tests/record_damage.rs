@@ -2,6 +2,9 @@
 //! it stopped; a flipped bit costs exactly the frame it lands in; files that are not
 //! recordings, empty, or from a newer format are refused with a clear error.
 
+// A failed unwrap in a test or its helpers fails the test where it happened.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::telemetry::fixture::{self, Spec};
 use provetop_engine::telemetry::record::{
     Header, OpenError, Record, RecorderOptions, Recording, Writer,

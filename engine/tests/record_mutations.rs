@@ -4,6 +4,9 @@
 //! make the decoder allocate past a fixed bound, and nothing damaged may come out as a record:
 //! every record read is one the original holds.
 
+// A failed unwrap in a test or its helpers fails the test where it happened.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::telemetry::fixture::{self, Spec};
 use provetop_engine::telemetry::record::{Header, Record, RecorderOptions, Recording, Writer};
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -3,6 +3,9 @@
 //! same answer), busy time plus gaps tile the window, and a disabled bus carries nothing
 //! while proofs still verify.
 
+// A failed unwrap in a test or its helpers fails the test where it happened.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::circuit::Workload;
 use provetop_engine::config::EngineConfig;
 use provetop_engine::params::store::ParamsStore;

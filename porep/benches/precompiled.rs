@@ -11,6 +11,9 @@
 //! `C1=FILE` proves the sector of a C1 file (e.g. an 8MiB one sealed before) instead of the
 //! 2KiB test sector.
 
+// A benchmark whose setup fails has nothing to measure: the panic is the failed run.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::circuit::precompiled::Precompiled;
 use provetop_engine::circuit::Workload;
 use provetop_porep::{prepare, PorepArgs, SectorSize};

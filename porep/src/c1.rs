@@ -17,7 +17,9 @@ use crate::sector::{ProofVersion, SectorSize};
 /// The parts of a C1 output the prover needs, with the sector size and proof version known.
 #[derive(Clone, Debug)]
 pub struct C1 {
+    /// The sector's size, from the file's registered proof or wrapper, else the caller's.
     pub size: SectorSize,
+    /// The seal proof's version, from the file's registered proof, else the caller's, else V1_1.
     pub version: ProofVersion,
     /// filecoin-proofs' `SealCommitPhase1Output` as JSON, for that size's tree type.
     pub output: Value,
@@ -25,9 +27,13 @@ pub struct C1 {
     pub sector_id: Option<u64>,
     /// Ours: a C1 written by `seal` carries its prover id.
     pub prover_id: Option<[u8; 32]>,
+    /// The sealed sector's replica commitment (never all zero).
     pub comm_r: [u8; 32],
+    /// The sector's data commitment (never all zero).
     pub comm_d: [u8; 32],
+    /// The pre-commit's ticket, the randomness the replica was sealed with.
     pub ticket: [u8; 32],
+    /// The interactive seed that picked the challenges of commit phase 1.
     pub seed: [u8; 32],
 }
 
@@ -54,6 +60,8 @@ impl C1 {
         C1::parse(&text, size, version).with_context(|| format!("--c1 {}", path.display()))
     }
 
+    /// Parses a C1 output's JSON in any of the three layouts; `size` and `version`, where given,
+    /// must agree with it.
     pub fn parse(
         text: &[u8],
         size: Option<SectorSize>,
@@ -97,7 +105,7 @@ impl C1 {
         let proofs = match top.remove("vanilla_proofs") {
             // The api's enum: {"StackedDrg2KiBV1": [[...]]}; its tag names the tree's size.
             Some(Value::Object(tag)) if tag.len() == 1 => {
-                let (name, proofs) = tag.into_iter().next().unwrap();
+                let (name, proofs) = tag.into_iter().next().expect("the guard saw one entry");
                 let want = format!("StackedDrg{}V1", size.name());
                 if name != want {
                     bail!("its vanilla proofs are `{name}`, not the {want} of a {size} sector");
@@ -237,7 +245,8 @@ pub fn parse_prover_id(s: &str) -> Result<[u8; 32]> {
         bail!("prover id `{s}`: expected 64 hex digits or an ID address like f01000");
     }
     for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap();
+        *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16)
+            .expect("checked above: 64 ASCII hex digits");
     }
     Ok(out)
 }

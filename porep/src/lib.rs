@@ -6,6 +6,8 @@
 //! filecoin-proofs' `verify_seal`. The C1 output comes from a file Lotus or Curio wrote
 //! ([`c1`]) or from a test-size sector sealed here ([`seal`]).
 
+#![warn(missing_docs)]
+
 pub mod c1;
 pub mod filecoin;
 pub mod seal;

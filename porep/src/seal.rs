@@ -21,9 +21,13 @@ use crate::source::with_tree;
 
 /// A sealed test sector's C1 output and the ids it was sealed with.
 pub struct Sealed {
+    /// The C1 output, as read back from the cache or just sealed.
     pub c1: C1,
+    /// The prover id the sector was sealed under.
     pub prover_id: [u8; 32],
+    /// The sector number it was sealed under.
     pub sector_id: u64,
+    /// The cached C1 file, under the engine's cache root in `porep/sealed`.
     pub path: PathBuf,
 }
 
@@ -36,10 +40,16 @@ pub fn sealed_c1(size: SectorSize, seed: u64, progress: &dyn Fn(&str)) -> Result
     let path = dir.join(format!("{size}-seed{seed}.c1.json"));
     if path.is_file() {
         match C1::read(&path, Some(size), None) {
-            Ok(c1) if c1.prover_id.is_some() && c1.sector_id.is_some() => {
+            Ok(
+                c1 @ C1 {
+                    prover_id: Some(prover_id),
+                    sector_id: Some(sector_id),
+                    ..
+                },
+            ) => {
                 return Ok(Sealed {
-                    prover_id: c1.prover_id.unwrap(),
-                    sector_id: c1.sector_id.unwrap(),
+                    prover_id,
+                    sector_id,
                     c1,
                     path,
                 })

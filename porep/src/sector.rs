@@ -7,16 +7,23 @@ use filecoin_proofs::{
 };
 use storage_proofs_core::api_version::ApiVersion;
 
+/// The sector sizes of Filecoin's registered seal proofs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SectorSize {
+    /// 2 KiB: a test size, sealable here.
     S2KiB,
+    /// 8 MiB: a test size, sealable here.
     S8MiB,
+    /// 512 MiB: the largest size sealable here.
     S512MiB,
+    /// 32 GiB: a production size; its C1 output comes from a file.
     S32GiB,
+    /// 64 GiB: a production size; its C1 output comes from a file.
     S64GiB,
 }
 
 impl SectorSize {
+    /// Every size, smallest first: the order of the registered proofs' numbers.
     pub const ALL: [SectorSize; 5] = [
         SectorSize::S2KiB,
         SectorSize::S8MiB,
@@ -25,6 +32,7 @@ impl SectorSize {
         SectorSize::S64GiB,
     ];
 
+    /// The sector's size in bytes.
     pub fn bytes(self) -> u64 {
         match self {
             SectorSize::S2KiB => SECTOR_SIZE_2_KIB,
@@ -35,6 +43,8 @@ impl SectorSize {
         }
     }
 
+    /// Filecoin's name for the size (`2KiB`, `32GiB`), as registered proofs and `--sector-size`
+    /// spell it.
     pub fn name(self) -> &'static str {
         match self {
             SectorSize::S2KiB => "2KiB",
@@ -45,6 +55,7 @@ impl SectorSize {
         }
     }
 
+    /// The size of `bytes`; an error names the sizes there are.
     pub fn from_bytes(bytes: u64) -> Result<SectorSize> {
         match SectorSize::ALL.into_iter().find(|s| s.bytes() == bytes) {
             Some(s) => Ok(s),
@@ -64,7 +75,10 @@ impl SectorSize {
 
     /// Index of this size among the registered seal proofs of one version.
     fn index(self) -> u64 {
-        SectorSize::ALL.iter().position(|s| *s == self).unwrap() as u64
+        SectorSize::ALL
+            .iter()
+            .position(|s| *s == self)
+            .expect("ALL lists every size") as u64
     }
 }
 
@@ -91,7 +105,9 @@ impl std::fmt::Display for SectorSize {
 /// The seal proof versions whose C2 is a plain set of Groth16 partition proofs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ProofVersion {
+    /// The original stacked-DRG seal proofs (`StackedDrg32GiBV1`).
     V1,
+    /// The seal proofs of API version 1.1 (`StackedDrg32GiBV1_1`).
     V1_1,
 }
 
@@ -143,6 +159,8 @@ impl ProofVersion {
         id
     }
 
+    /// filecoin-proofs' configuration of this version's seal proof for `size`: partitions, porep
+    /// id, API version.
     pub fn porep_config(self, size: SectorSize) -> PoRepConfig {
         PoRepConfig::new_groth16(size.bytes(), self.porep_id(size), self.api_version())
     }

@@ -38,10 +38,17 @@ pub(crate) use with_tree;
 /// What `--workload porep` was given.
 #[derive(Clone, Debug, Default)]
 pub struct PorepArgs {
+    /// `--sector-size`: with `--c1`, the size the file must have; alone, the test sector to seal.
+    /// None: the file's own.
     pub sector_size: Option<SectorSize>,
+    /// `--c1`: a C1 output Lotus or Curio wrote. None: a test sector is sealed here.
     pub c1: Option<PathBuf>,
+    /// `--prover-id`: 64 hex digits or an ID address; None: the file's or the sealed sector's.
     pub prover_id: Option<String>,
+    /// `--sector-id`: the sector number; None: the file's or the sealed sector's.
     pub sector_id: Option<u64>,
+    /// `--params-dir`: a folder with Filecoin's `.params` files; None: the engine's own parameters
+    /// for the circuit.
     pub params_dir: Option<PathBuf>,
     /// Picks the test sector's data, ticket and seed when one is sealed here.
     pub seed: u64,
@@ -51,9 +58,14 @@ pub struct PorepArgs {
 pub struct Porep {
     /// The engine's name for it: `Workload::External { circuit: name }`.
     pub name: String,
+    /// The checked C1 output its circuits are built from.
     pub c1: C1,
+    /// Groth16 partitions in one sector's proof (1 for 2KiB, 10 for 32GiB).
     pub partitions: u32,
+    /// The prover id, checked against the replica id where the sector id is known too; None:
+    /// unknown, so no `verify_seal`.
     pub prover_id: Option<[u8; 32]>,
+    /// The sector number; None: unknown, so no `verify_seal`.
     pub sector_id: Option<u64>,
     /// Filecoin's `.params` file for this circuit, from `--params-dir`.
     pub params_file: Option<PathBuf>,

@@ -5,42 +5,78 @@ use std::collections::HashMap;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+/// What a key does; [`ACTIONS`] names each for `[ui.keys]` and gives its default keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
+    /// Quits; with jobs in flight on a live engine, only when pressed again.
     Quit,
+    /// Opens the help overlay.
     Help,
+    /// Pauses or resumes the timeline (a replay's playback, when replaying).
     Pause,
+    /// Back to live: unpauses and drops the gap and cell selections.
     Live,
+    /// Focus to the next pane of the ring.
     FocusNext,
+    /// Focus to the previous pane of the ring.
     FocusPrev,
+    /// Back in time on the lanes; a value down in the settings form.
     Left,
+    /// On in time on the lanes; a value up in the settings form.
     Right,
+    /// Up a lane, row or line in the focused pane.
     Up,
+    /// Down a lane, row or line in the focused pane.
     Down,
+    /// A page up: a whole window earlier on the lanes, several rows elsewhere.
     PageUp,
+    /// A page down: a whole window later on the lanes, several rows elsewhere.
     PageDown,
+    /// A shorter timeline window (down to 1 s).
     ZoomIn,
+    /// A longer timeline window (up to 10 min).
     ZoomOut,
+    /// Selects the previous idle gap of the device under the lane cursor.
     PrevGap,
+    /// Selects the next idle gap of the device under the lane cursor.
     NextGap,
+    /// In the settings form: edits the row, applies pending values, or saves.
     Enter,
+    /// Cancels, discards pending values, or closes, by pane.
     Back,
+    /// Submits a job to the live engine.
     Submit,
+    /// Cancels the job under the pipeline table's cursor.
     CancelJob,
+    /// Opens the prompt for a mark's label.
     Mark,
+    /// Switches to the next built-in theme.
     Theme,
+    /// Saves `[ui]` to the config file.
     Save,
+    /// Saves the `[engine]` values changed from the dashboard to the config file.
     SaveEngine,
+    /// Shows the timeline view.
     ViewTimeline,
+    /// Shows the pipeline view.
     ViewPipeline,
+    /// Shows the metrics view.
     ViewMetrics,
+    /// Shows the settings view.
     ViewSettings,
+    /// Shows the log view.
     ViewLog,
+    /// Starts or stops recording the live session.
     Record,
+    /// Replay: halves the speed (down to 0.25×).
     Slower,
+    /// Replay: doubles the speed (up to 64×).
     Faster,
+    /// Replay: opens the prompt for a time to go to.
     Seek,
+    /// Replay: goes to the next mark.
     NextMark,
+    /// Replay: goes to the next config change.
     NextConfig,
 }
 
@@ -136,12 +172,16 @@ pub const ACTIONS: [(Action, &str, &[&str], &str); 35] = [
 /// A key as the config file spells it: `q`, `space`, `ctrl-x`, `f1`, `pageup`, …
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Key {
+    /// The key itself, with shift already applied to characters.
     pub code: KeyCode,
+    /// Whether Control is held.
     pub ctrl: bool,
+    /// Whether Alt is held.
     pub alt: bool,
 }
 
 impl Key {
+    /// The key of a terminal event, shift left out.
     pub fn of(e: &KeyEvent) -> Key {
         // Terminals report shift+tab as BackTab and upper-case letters with shift already
         // applied, so shift is not part of a key.
@@ -152,6 +192,7 @@ impl Key {
         }
     }
 
+    /// Reads a key as `[ui.keys]` spells it (`q`, `ctrl-x`, `f1`); the error lists the names.
     pub fn parse(s: &str) -> Result<Key, String> {
         let mut rest = s;
         let (mut ctrl, mut alt) = (false, false);
@@ -201,6 +242,7 @@ impl Key {
         Ok(Key { code, ctrl, alt })
     }
 
+    /// The key as hints and the help show it: `ctrl-x`, `space`, `←`.
     pub fn name(&self) -> String {
         let base = match self.code {
             KeyCode::Char(' ') => "space".to_string(),
@@ -230,6 +272,7 @@ impl Key {
     }
 }
 
+/// Bindings both ways: the action of each key and the keys of each action.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyMap {
     by_key: HashMap<Key, Action>,
@@ -282,6 +325,7 @@ impl KeyMap {
         Ok(KeyMap { by_key, by_action })
     }
 
+    /// The action bound to a key event; `None` when the key is unbound.
     pub fn action(&self, e: &KeyEvent) -> Option<Action> {
         let k = Key::of(e);
         self.by_key.get(&k).copied().or_else(|| {
@@ -301,6 +345,7 @@ impl KeyMap {
             .map_or_else(|| "—".into(), Key::name)
     }
 
+    /// Every key of an action, space-separated, for the help overlay; empty when unbound.
     pub fn keys(&self, a: Action) -> String {
         self.by_action
             .get(&a)
@@ -309,10 +354,12 @@ impl KeyMap {
     }
 }
 
+/// The action `name` names in `[ui.keys]`; `None` for a name that is none.
 pub fn action_named(name: &str) -> Option<Action> {
     ACTIONS.iter().find(|a| a.1 == name).map(|a| a.0)
 }
 
+/// The `[ui.keys]` name of an action.
 pub fn name_of(a: Action) -> &'static str {
     ACTIONS.iter().find(|x| x.0 == a).map_or("?", |x| x.1)
 }

@@ -3,6 +3,8 @@
 //! `view` draws that state as a pure function of (state, theme, UI state), and `app` turns
 //! keys and mouse into UI changes and `Control`s for whoever drives the engine.
 
+#![warn(missing_docs)]
+
 pub mod app;
 pub mod config_edit;
 pub mod keys;

@@ -17,6 +17,7 @@ use crate::view::fmt;
 /// Records folded between two evictions while catching up, so a long seek stays bounded.
 const EVICT_EVERY: usize = 1 << 16;
 
+/// A recording playing into the dashboard, with its transport.
 pub struct Replay {
     player: Player,
     session: SessionInfo,
@@ -37,10 +38,12 @@ impl Replay {
         }
     }
 
+    /// The session the recording's header describes, made safe for the terminal.
     pub fn session(&self) -> &SessionInfo {
         &self.session
     }
 
+    /// The player: position, speed, the recording's start and end.
     pub fn player(&self) -> &Player {
         &self.player
     }
@@ -62,6 +65,8 @@ impl Replay {
         });
     }
 
+    /// Carries out a transport key (play, pause, speed, seek, next mark or change), then folds what
+    /// it reached.
     pub fn transport(&mut self, t: Transport, app: &mut App, now: Instant) {
         let at = app.state.now;
         match t {

@@ -6,8 +6,10 @@ use std::path::Path;
 
 use crate::keys::KeyMap;
 
+/// The range `refresh_hz` may take, in frames per second, both ends inclusive.
 pub const REFRESH_HZ: (f64, f64) = (1.0, 60.0);
 
+/// The `[ui]` table of the config file, as read or as changed from the settings form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UiSettings {
     /// A built-in theme name or a path.
@@ -16,6 +18,7 @@ pub struct UiSettings {
     pub refresh_hz: f64,
     /// `[ui.keys]` as written: (action, keys); kept to save them back.
     pub keys: Vec<(String, Vec<String>)>,
+    /// The bindings in effect: the defaults with `keys` over them.
     pub keymap: KeyMap,
 }
 

@@ -18,10 +18,12 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static PANICKED: AtomicBool = AtomicBool::new(false);
 static HOOK: Once = Once::new();
 
+/// The backend the dashboard draws through: crossterm on stdout.
 pub type Backend = CrosstermBackend<Stdout>;
 
 /// The terminal while the dashboard owns it; dropping it gives it back.
 pub struct Tui {
+    /// The ratatui terminal to draw frames on.
     pub terminal: ratatui::Terminal<Backend>,
     signals: Arc<AtomicBool>,
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use provetop_telemetry::Stage;
 use ratatui::style::{Color, Modifier, Style};
 
+/// The built-in themes: (name, TOML text), the default first.
 pub const BUILTIN: [(&str, &str); 3] = [
     ("dark", include_str!("../../themes/dark.toml")),
     ("light", include_str!("../../themes/light.toml")),
@@ -16,32 +17,54 @@ pub const BUILTIN: [(&str, &str); 3] = [
     ),
 ];
 
+/// The theme used when none is set or the set one fails to load.
 pub const DEFAULT: &str = "dark";
 
 /// Every span kind, for themes and legends.
 pub const ALL_STAGES: [Stage; 21] = Stage::ALL;
 
+/// A theme as loaded: `[ui]` colours, a colour and a glyph per stage.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Theme {
+    /// The theme's `name`; for a file without one, the spec it was loaded by.
     pub name: String,
+    /// Text, and the spans of stages the theme gives no colour.
     pub fg: Color,
+    /// Background; `Reset` is the terminal's own.
     pub bg: Color,
+    /// Secondary text: labels, separators, figures that are zero.
     pub dim: Color,
+    /// Highlights: key names in hints and help, values being edited, a playing replay.
     pub accent: Color,
+    /// Titles of panes and the header's name.
     pub title: Color,
+    /// Pane borders and the timeline's axis.
     pub border: Color,
+    /// The border of the focused pane.
     pub border_focus: Color,
+    /// Background of the selected row.
     pub selection_bg: Color,
+    /// Good news: live, verified counts, notices that are not errors.
     pub ok: Color,
+    /// Warnings and what needs attention: paused, events dropped or not recorded.
     pub warn: Color,
+    /// Errors and failures.
     pub error: Color,
+    /// Idle gaps on a compute lane.
     pub gap: Color,
+    /// The selected idle gap.
     pub gap_selected: Color,
+    /// Marks (`▼`) on the timeline and in the log.
     pub mark: Color,
+    /// Config changes (`◆`) on the timeline and in the header.
     pub config: Color,
+    /// The filled part of a gauge.
     pub gauge: Color,
+    /// The empty part of a gauge.
     pub gauge_empty: Color,
+    /// Sparklines and charts.
     pub chart: Color,
+    /// The cell drawn for an idle gap on a compute lane (`[glyphs] idle`).
     pub idle_glyph: char,
     stages: HashMap<Stage, Color>,
     glyphs: HashMap<Stage, char>,
@@ -54,15 +77,18 @@ impl Default for Theme {
 }
 
 impl Theme {
+    /// The built-in theme `name`; `None` for a name that is not built in.
     pub fn builtin(name: &str) -> Option<Theme> {
         let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name)?;
         Some(Theme::parse(text, None).expect("built-in themes are tested"))
     }
 
+    /// The colour of spans of stage `s`; text colour for a stage the theme leaves out.
     pub fn stage(&self, s: Stage) -> Color {
         self.stages.get(&s).copied().unwrap_or(self.fg)
     }
 
+    /// The cell drawn for a busy lane of stage `s`; `█` where the theme gives none.
     pub fn glyph(&self, s: Stage) -> char {
         self.glyphs.get(&s).copied().unwrap_or('█')
     }
@@ -76,18 +102,22 @@ impl Theme {
         }
     }
 
+    /// Text on the theme's background.
     pub fn base(&self) -> Style {
         Style::default().fg(self.fg).bg(self.bg)
     }
 
+    /// Secondary text: labels, separators.
     pub fn dim(&self) -> Style {
         Style::default().fg(self.dim)
     }
 
+    /// A title: bold, in the title colour.
     pub fn title(&self) -> Style {
         Style::default().fg(self.title).add_modifier(Modifier::BOLD)
     }
 
+    /// A pane's border, in the focus colour when `focused`.
     pub fn border(&self, focused: bool) -> Style {
         Style::default().fg(if focused {
             self.border_focus
@@ -96,6 +126,7 @@ impl Theme {
         })
     }
 
+    /// The selected row's background.
     pub fn selected(&self) -> Style {
         Style::default().bg(self.selection_bg)
     }
@@ -210,6 +241,7 @@ impl Theme {
     }
 }
 
+/// The stage whose `[stages]` key is `key` (`msm_h`); `None` for no stage.
 pub fn stage_of(key: &str) -> Option<Stage> {
     ALL_STAGES.iter().copied().find(|s| s.key() == key)
 }
@@ -307,6 +339,7 @@ pub fn load_or_default(spec: &str, user_dir: Option<&Path>) -> (Theme, Option<St
     }
 }
 
+/// The built-in themes' names, the default first.
 pub fn names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
 }

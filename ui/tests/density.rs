@@ -1,6 +1,9 @@
 //! Lanes show how busy each cell is: a device 40 % busy and one 99 % busy look different at
 //! every zoom, and the cell under the mouse gives its exact fraction.
 
+// Helpers unwrap too: a failed unwrap fails the test that called it, where it happened.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::*;

@@ -31,19 +31,28 @@ pub fn resolve(kind: BackendKind) -> (BackendKind, Option<String>) {
 /// a lock, allocating, planning).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
+    /// The worker's own thread on the host: lock waits, allocations, planning.
     Host,
+    /// The device's compute (kernels on a GPU, the pool's threads on a cpu executor).
     Compute,
+    /// The device's host-to-device copy engine.
     H2d,
+    /// The device's device-to-host copy engine.
     D2h,
 }
 
 /// One timed step of a partition on a device.
 #[derive(Clone, Copy, Debug)]
 pub struct Step {
+    /// What the step did.
     pub stage: Stage,
+    /// Where it ran, and so the lane its span is published on.
     pub engine: Engine,
+    /// When it began, on the host's clock (a GPU's events are placed on it).
     pub start: Instant,
+    /// When it ended, on the host's clock.
     pub end: Instant,
+    /// Bytes copied or allocated; 0 for compute and waits.
     pub bytes: u64,
 }
 
@@ -110,10 +119,19 @@ impl std::fmt::Debug for Steps {
 /// The live settings a region runs under, read from the config when the partition starts.
 #[derive(Clone, Copy, Debug)]
 pub struct RegionOptions {
+    /// Whether the witness may come laid out by `Executor::stage_target` (config `prestage`).
     pub prestage: bool,
+    /// Off, the GPU synchronises after each MSM instead of overlapping them, for comparison (config
+    /// `msm_double_buffer`).
     pub msm_double_buffer: bool,
+    /// Whether the SRS stays on the device between partitions (config `srs_residency`; `host`
+    /// uploads it each time).
     pub srs_residency: crate::config::Residency,
+    /// Whether H's MSM may run over shifted copies of its bases when they fit (config
+    /// `shifted_bases`).
     pub shifted_bases: crate::config::ShiftedBases,
+    /// The most device memory in bytes the engine holds on a device, `auto` what the driver gives
+    /// (config `vram_budget`).
     pub vram_budget: crate::config::Budget,
     /// Workers sharing a device: the room its resident data must leave them.
     pub workers_per_device: usize,
@@ -152,10 +170,16 @@ pub struct Msms {
 /// What a device computes for one partition: the H, L, A and B MSMs.
 #[derive(Clone, Copy, Debug)]
 pub struct RegionResult {
+    /// Σ h_i · H_i: the H polynomial's coefficients over the H query.
     pub h: G1Projective,
+    /// The aux assignment over the L query.
     pub l: G1Projective,
+    /// `Msms::a` over the A query.
     pub a: G1Projective,
+    /// `Msms::b` over B's query in G1.
     pub b_g1: G1Projective,
+    /// `Msms::b` over B's query in G2, when it ran on the device (`RegionInput::b_g2`); None leaves
+    /// it to the finalizer.
     pub b_g2: Option<G2Projective>,
 }
 
@@ -163,12 +187,17 @@ pub struct RegionResult {
 pub struct RegionInput<'a> {
     /// A(z), B(z), C(z); empty when `prestaged` holds them.
     pub abc: [Vec<Scalar>; 3],
+    /// log2 of the NTT domain: the assignment's rows rounded up to a power of two.
     pub log2_domain: u32,
+    /// The aux assignment: the L MSM's scalars.
     pub aux: &'a [Scalar],
+    /// The A and B MSMs' scalars.
     pub msms: &'a Msms,
+    /// The parameter set whose queries are the MSMs' bases.
     pub params: &'a Parameters,
     /// Whether B in G2 runs here (`b_g2_on = gpu`) rather than in the finalizer.
     pub b_g2: bool,
+    /// The live settings the region runs under.
     pub opts: RegionOptions,
     /// What the executor's `prestage` laid out after synthesis, if it did.
     pub prestaged: Option<&'a Prestaged>,
@@ -180,6 +209,7 @@ pub struct RegionInput<'a> {
 pub struct Prestaged {
     /// Rows of the assignment (its a/b/c may have moved here).
     pub rows: usize,
+    /// The witness in its maker's layout.
     pub data: Box<dyn Staged>,
 }
 
@@ -263,7 +293,11 @@ impl std::error::Error for DeviceFault {}
 /// `compute` before its first kernel. The lock strategy behind it decides who waits; waits
 /// are recorded as `lock_wait` steps.
 pub trait Gate {
+    /// Passes the gate before device memory is allocated or staged (waiting if the strategy says
+    /// so, the wait recorded in `steps`).
     fn memory(&mut self, steps: &mut Steps);
+    /// Passes the gate before the first kernel (waiting if the strategy says so, the wait recorded
+    /// in `steps`).
     fn compute(&mut self, steps: &mut Steps);
 }
 
@@ -271,6 +305,7 @@ pub trait Gate {
 pub trait Executor: Send + Sync {
     /// `cpu0`, `gpu1`: the device's name in telemetry and reports.
     fn device(&self) -> &str;
+    /// The backend the device belongs to.
     fn kind(&self) -> BackendKind;
     /// What the dashboard shows about the device.
     fn info(&self) -> crate::telemetry::DeviceInfo;

@@ -13,6 +13,7 @@ pub struct Density {
 }
 
 impl Density {
+    /// An empty set over indices `0..len`.
     pub fn with_len(len: usize) -> Self {
         Density {
             bits: vec![0; len.div_ceil(64)],
@@ -20,6 +21,7 @@ impl Density {
         }
     }
 
+    /// Extends the range by one index, not in the set.
     pub fn push(&mut self) {
         if self.len % 64 == 0 {
             self.bits.push(0);
@@ -27,23 +29,28 @@ impl Density {
         self.len += 1;
     }
 
+    /// Adds `i` (below `len`) to the set.
     pub fn set(&mut self, i: usize) {
         debug_assert!(i < self.len);
         self.bits[i / 64] |= 1 << (i % 64);
     }
 
+    /// Whether `i` is in the set; `i` must be below `len`.
     pub fn get(&self, i: usize) -> bool {
         self.bits[i / 64] >> (i % 64) & 1 == 1
     }
 
+    /// Indices the set ranges over (in it or not).
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the set ranges over no index at all.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
+    /// Indices in the set.
     pub fn count(&self) -> usize {
         self.bits.iter().map(|w| w.count_ones() as usize).sum()
     }
@@ -196,16 +203,22 @@ pub fn par_columns_into<T: crate::hostmem::PlainData, const N: usize>(
 pub struct Assignment {
     /// A(z), B(z), C(z) per constraint, the input constraints `x * 0 = 0` last.
     pub a: Vec<Scalar>,
+    /// B(z) per constraint, in the same order as `a`.
     pub b: Vec<Scalar>,
+    /// C(z) per constraint, in the same order as `a`.
     pub c: Vec<Scalar>,
     /// How many constraints: a, b and c hold that many unless synthesis wrote them into
     /// memory it was lent (`Workload::synthesize_into`), when they are empty.
     pub rows: usize,
     /// Public inputs, the constant one first.
     pub input: Vec<Scalar>,
+    /// The private (auxiliary) variables' values.
     pub aux: Vec<Scalar>,
+    /// The aux variables A uses with a non-zero coefficient (inputs are dense in A).
     pub a_aux_density: Density,
+    /// The inputs B uses with a non-zero coefficient.
     pub b_input_density: Density,
+    /// The aux variables B uses with a non-zero coefficient.
     pub b_aux_density: Density,
 }
 
@@ -252,6 +265,7 @@ pub struct ProvingCs {
 }
 
 impl ProvingCs {
+    /// An empty system holding the constant one as input 0.
     pub fn new() -> Self {
         let mut cs = ProvingCs {
             asg: Assignment {
@@ -271,6 +285,7 @@ impl ProvingCs {
         cs
     }
 
+    /// Adds the input constraints and returns the assignment.
     pub fn finish(mut self) -> Assignment {
         self.asg.push_input_constraints();
         self.asg.rows = self.asg.a.len();

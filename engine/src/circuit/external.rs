@@ -42,6 +42,7 @@ pub fn register(name: &str, source: Arc<dyn CircuitSource>) {
     registry().lock().insert(name.to_string(), source);
 }
 
+/// The source registered as `name`; an error naming it when none is.
 pub fn get(name: &str) -> Result<Arc<dyn CircuitSource>> {
     registry()
         .lock()

@@ -73,14 +73,25 @@ use synthetic::SyntheticCircuit;
 #[serde(tag = "name", rename_all = "lowercase")]
 pub enum Workload {
     /// SHA-256 of `blocks` × 64 bytes, the digest packed into public inputs.
-    Sha256 { blocks: usize },
+    Sha256 {
+        /// 64-byte blocks of the preimage, 1..=4096.
+        blocks: usize,
+    },
     /// PoRep-shaped rows that, with the inputs, fill a 2^log2_constraints domain.
-    Synthetic { log2_constraints: u32 },
+    Synthetic {
+        /// log2 of the domain the rows and inputs fill, 4..=27.
+        log2_constraints: u32,
+    },
     /// A circuit registered from outside the engine (see [`external`]), such as a PoRep C2.
-    External { circuit: String },
+    External {
+        /// The name the circuit was registered under.
+        circuit: String,
+    },
 }
 
 impl Workload {
+    /// Checks the workload's size is in range (blocks 1..=4096, log2_constraints 4..=27) and that
+    /// an external circuit is registered.
     pub fn validate(&self) -> Result<()> {
         match *self {
             Workload::Sha256 { blocks } if blocks == 0 || blocks > 4096 => {
@@ -231,7 +242,9 @@ pub fn partition_seed(seed: u64, job: u64, partition: u32) -> u64 {
 
 /// Every built-in circuit, as one type the bellpepper `Circuit` trait can take.
 pub enum AnyCircuit {
+    /// `Workload::Sha256`'s circuit.
     Sha256(Sha256Circuit),
+    /// `Workload::Synthetic`'s circuit.
     Synthetic(SyntheticCircuit),
 }
 

@@ -12,12 +12,14 @@ use ff::Field;
 use super::precompiled::{self, sha256::Bit, Witness};
 use super::synthetic::mix;
 
+/// SHA-256 over a preimage of whole 64-byte blocks, its digest packed into public inputs.
 #[derive(Clone, Debug)]
 pub struct Sha256Circuit {
     preimage: Vec<u8>,
 }
 
 impl Sha256Circuit {
+    /// A preimage of `blocks` × 64 bytes, a pure function of `seed`.
     pub fn new(blocks: usize, seed: u64) -> Self {
         let preimage = (0..blocks * 64)
             .map(|i| mix(seed ^ mix(i as u64)) as u8)
@@ -25,6 +27,7 @@ impl Sha256Circuit {
         Sha256Circuit { preimage }
     }
 
+    /// The preimage hashed: `blocks` × 64 bytes.
     pub fn preimage(&self) -> &[u8] {
         &self.preimage
     }

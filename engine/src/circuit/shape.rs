@@ -10,10 +10,12 @@ use ff::PrimeField;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+/// A circuit's counts and the digest of its constraints: circuits of one shape share parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Shape {
     /// Public inputs including the constant one.
     pub num_inputs: usize,
+    /// Aux (private) variables.
     pub num_aux: usize,
     /// Constraints of the circuit, without the `x * 0 = 0` row of each input.
     pub num_constraints: usize,
@@ -47,6 +49,7 @@ impl Shape {
     }
 }
 
+/// Lower-case hex of `bytes`, two digits a byte.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -34,6 +34,7 @@ use super::{par_columns, par_columns_into, Assignment, Density, Shape};
 
 /// Bumped whenever the mix changes: it is part of the params cache key.
 pub const VERSION: u64 = 2;
+/// Public inputs besides the constant one.
 pub const PUBLIC_INPUTS: usize = 2;
 const LIN_TERMS: u64 = 13;
 const PACK_BITS: u64 = 32;
@@ -387,6 +388,8 @@ fn is_bit(k: Kind) -> bool {
 }
 
 impl SyntheticCircuit {
+    /// The circuit of size 2^`k` whose witness is drawn from `seed`; builds (or reuses) the shape's
+    /// row structure.
     pub fn new(k: u32, seed: u64) -> Self {
         let st = Structure::of(k);
         SyntheticCircuit {
@@ -397,6 +400,7 @@ impl SyntheticCircuit {
         }
     }
 
+    /// Its shape, computed from `k` without synthesis.
     pub fn shape(&self) -> Shape {
         shape(self.k)
     }

@@ -15,19 +15,29 @@ use crate::circuit::{Shape, Workload};
 pub enum Origin {
     /// Read from a file the user named.
     File {
+        /// The file it was read from.
         path: PathBuf,
+        /// Wall seconds checking and reading it.
         seconds: f64,
     },
+    /// Read from the cache, keyed by the circuit's shape.
     Cached {
+        /// The cache file it was read from.
         path: PathBuf,
+        /// Wall seconds reading it.
         seconds: f64,
     },
+    /// Made in this run (parameters generated, a circuit recorded).
     Generated {
+        /// The cache file it was saved to; None when it could not be cached and lives for this run
+        /// only.
         path: Option<PathBuf>,
+        /// Wall seconds making it, not counting the save.
         seconds: f64,
     },
 }
 
+/// The on-disk cache of generated parameters, one bellperson-format file per circuit shape.
 pub struct ParamsCache {
     dir: PathBuf,
 }
@@ -44,16 +54,20 @@ pub fn cache_root() -> PathBuf {
 }
 
 impl ParamsCache {
+    /// A cache in `dir`, else in `params/` under `cache_root`.
     pub fn new(dir: Option<PathBuf>) -> Self {
         ParamsCache {
             dir: dir.unwrap_or_else(|| cache_root().join("params")),
         }
     }
 
+    /// The folder the parameter files are kept in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The file of `workload`'s parameters: `<label>-<first 16 hex digits of the digest>.params` in
+    /// `dir`.
     pub fn path_for(&self, workload: &Workload, shape: &Shape) -> PathBuf {
         self.dir.join(format!(
             "{}-{}.params",

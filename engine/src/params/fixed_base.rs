@@ -19,9 +19,11 @@ pub struct FixedBase<G: TableCurve> {
     bits: usize,
 }
 
+/// A group whose fixed-base tables hold affine points that convert from projective in batches.
 pub trait TableCurve:
     Group<Scalar = Scalar> + Copy + Send + Sync + for<'a> std::ops::AddAssign<&'a Self::Affine>
 {
+    /// The affine form of the table's points and of the products.
     type Affine: PrimeCurveAffine
         + Copy
         + Send
@@ -30,6 +32,7 @@ pub trait TableCurve:
         + PartialEq
         + crate::hostmem::PlainData
         + std::ops::Neg<Output = Self::Affine>;
+    /// Converts every point of `p` to affine into `out` (of the same length), with one inversion.
     fn batch_to_affine(p: &[Self], out: &mut [Self::Affine]);
 }
 
@@ -89,6 +92,7 @@ impl<G: TableCurve> FixedBase<G> {
         self.bits
     }
 
+    /// s · G, one table addition per window with signed digits.
     pub fn mul(&self, s: &Scalar) -> G {
         let bytes = s.to_bytes_le();
         let half = 1i64 << (self.bits - 1);

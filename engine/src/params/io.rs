@@ -16,6 +16,8 @@ const G2_BYTES: usize = 192;
 /// Points decoded per parallel batch while streaming.
 const BATCH: usize = 1 << 16;
 
+/// Writes `vk` as bellperson's `VerifyingKey::write`: six uncompressed points, then the IC count
+/// (big-endian u32) and points.
 pub fn write_vk<W: Write>(vk: &VerifyingKey, mut w: W) -> std::io::Result<()> {
     w.write_all(&vk.alpha_g1.to_uncompressed())?;
     w.write_all(&vk.beta_g1.to_uncompressed())?;
@@ -35,6 +37,8 @@ fn write_points<P: Point + Sync, W: Write>(points: &[P], w: &mut W) -> std::io::
     Ok(())
 }
 
+/// Writes `p` as bellperson's `Parameters::write`: the verifying key, then H, L, A, B_G1 and B_G2,
+/// each a big-endian u32 count and uncompressed points.
 pub fn write_params<W: Write>(p: &Parameters, mut w: W) -> std::io::Result<()> {
     write_vk(&p.vk, &mut w)?;
     write_points(&p.h, &mut w)?;
@@ -51,6 +55,8 @@ pub fn save_params(p: &Parameters, path: &Path) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
+/// Reads a bellperson parameter file: points checked to be on their curves (subgroups are left to
+/// the verifier), no count trusted past what the file holds.
 pub fn load_params(path: &Path) -> Result<Parameters> {
     let file = std::fs::File::open(path)
         .with_context(|| format!("opening params file {}", path.display()))?;

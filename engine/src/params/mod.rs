@@ -12,11 +12,17 @@ use blstrs::{G1Affine, G2Affine};
 /// The verifying key, as bellperson's `VerifyingKey`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifyingKey {
+    /// α in G1.
     pub alpha_g1: G1Affine,
+    /// β in G1.
     pub beta_g1: G1Affine,
+    /// β in G2.
     pub beta_g2: G2Affine,
+    /// γ in G2.
     pub gamma_g2: G2Affine,
+    /// δ in G1.
     pub delta_g1: G1Affine,
+    /// δ in G2.
     pub delta_g2: G2Affine,
     /// One point per public input, the constant one first.
     pub ic: Vec<G1Affine>,
@@ -26,13 +32,17 @@ pub struct VerifyingKey {
 /// infinity already dropped from A and B.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parameters {
+    /// The verifying key these parameters prove for.
     pub vk: VerifyingKey,
     /// tau^i · Z(tau) / delta for i in 0..domain−1.
     pub h: Vec<G1Affine>,
     /// (beta·A_i + alpha·B_i + C_i)(tau) / delta per aux variable.
     pub l: Vec<G1Affine>,
+    /// A_i(tau) for every input, then for the aux variables A uses (`a_aux_density`).
     pub a: Vec<G1Affine>,
+    /// B_i(tau) in G1 for the inputs and aux variables B uses (`b_input_density`, `b_aux_density`).
     pub b_g1: Vec<G1Affine>,
+    /// B_i(tau) in G2, for the same variables as `b_g1`.
     pub b_g2: Vec<G2Affine>,
 }
 

@@ -26,12 +26,15 @@ pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 pub trait Products: Send + Sync {
     /// What computes them, for the log.
     fn name(&self) -> String;
+    /// `table`'s base times every scalar, in affine form and in order; `tick` is called with the
+    /// count of each batch finished.
     fn g1(
         &self,
         table: &FixedBase<G1Projective>,
         scalars: &[Scalar],
         tick: &(dyn Fn(usize) + Sync),
     ) -> Result<Vec<G1Affine>>;
+    /// `g1` in G2.
     fn g2(
         &self,
         table: &FixedBase<G2Projective>,

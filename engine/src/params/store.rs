@@ -15,13 +15,20 @@ use crate::circuit::precompiled::{CircuitCache, Precompiled};
 use crate::circuit::{Shape, Workload};
 use crate::prover::PreparedVerifyingKey;
 
+/// One circuit shape's parameters as every job of that shape shares them.
 pub struct Loaded {
+    /// The proving key.
     pub params: Arc<Parameters>,
+    /// The verifying key prepared for pairing checks.
     pub pvk: Arc<PreparedVerifyingKey>,
+    /// The shape the parameters are for.
     pub shape: Shape,
+    /// Where they came from and how long that took.
     pub origin: Origin,
 }
 
+/// The parameters and recorded circuits of every shape in use, loaded or made once each and shared
+/// by every job.
 pub struct ParamsStore {
     cache: ParamsCache,
     /// `--params FILE`: used for every workload whose shape it fits.
@@ -36,6 +43,8 @@ pub struct ParamsStore {
 }
 
 impl ParamsStore {
+    /// A store caching in `cache_dir` (else the default cache) and, with `file`, reading parameters
+    /// from it for every shape it fits.
     pub fn new(cache_dir: Option<PathBuf>, file: Option<PathBuf>) -> Self {
         ParamsStore {
             circuits: CircuitCache::new(cache_dir.clone()),
@@ -52,6 +61,7 @@ impl ParamsStore {
         *self.products.lock() = products;
     }
 
+    /// The on-disk cache of generated parameters.
     pub fn cache(&self) -> &ParamsCache {
         &self.cache
     }

@@ -9,11 +9,16 @@ use crate::backend::{Engine, Gate, Steps};
 use crate::config::LockStrategy;
 use crate::telemetry::Stage;
 
+/// A lock strategy of one device: what its workers wait for before staging memory and before
+/// computing.
 pub trait DeviceLock: Send + Sync {
+    /// The strategy this lock implements.
     fn strategy(&self) -> LockStrategy;
+    /// A gate for one partition; the locks it takes are released when it is dropped.
     fn gate(&self) -> Box<dyn Gate + '_>;
 }
 
+/// A fresh lock of `strategy`, held by no one.
 pub fn new_lock(strategy: LockStrategy) -> Box<dyn DeviceLock> {
     match strategy {
         LockStrategy::Single => Box::new(Single::default()),

@@ -32,6 +32,7 @@ pub use reconfigure::fits_backend;
 pub use schedule::{Scheduled, When};
 pub use synthesis::partition_bytes;
 
+/// A job's number, from 0 in submission order, unique for the engine's life.
 pub type JobId = u64;
 
 /// Partitions of one job at most: a PoRep C2 job has 10; each is a ticket held from submission.
@@ -40,26 +41,41 @@ pub const MAX_PARTITIONS: u32 = 1024;
 /// A job: `partitions` circuits of one workload sharing one set of parameters.
 #[derive(Clone, Debug)]
 pub struct JobSpec {
+    /// The circuit each partition proves.
     pub workload: Workload,
+    /// Partitions of the job, 1..=`MAX_PARTITIONS`.
     pub partitions: u32,
+    /// Seed of the job's witnesses: each partition's own comes from it, the job and the partition
+    /// (`partition_seed`).
     pub seed: u64,
 }
 
 /// One partition's result, proof and public inputs included.
 #[derive(Clone, Debug)]
 pub struct PartitionResult {
+    /// What the bus carried: stage times, the device, and whether it verified (with the error if
+    /// not).
     pub record: ProofRecord,
+    /// The proof, also when it failed to verify; None when none was made.
     pub proof: Option<Proof>,
+    /// The partition's public inputs without the leading one, as the verifier takes them.
     pub inputs: Vec<Scalar>,
 }
 
+/// What the engine reports on `EngineHandle::outcomes` as work finishes.
 #[derive(Clone, Debug)]
 pub enum Outcome {
+    /// A partition finished (not sent for cancelled jobs).
     Partition(Box<PartitionResult>),
+    /// Every partition of a job has ended; the counts add up to its partitions.
     JobDone {
+        /// The job that ended.
         job: JobId,
+        /// Partitions whose proof verified.
         verified: u32,
+        /// Partitions that failed (no proof, or one that did not verify).
         failed: u32,
+        /// Partitions dropped or left unreported because the job was cancelled.
         cancelled: u32,
     },
 }
@@ -67,13 +83,22 @@ pub enum Outcome {
 /// A snapshot of the pipeline, for the dashboard and status lines.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Status {
+    /// Jobs submitted and not yet done.
     pub jobs_open: usize,
+    /// Partitions waiting for a synthesis worker.
     pub partitions_pending: usize,
+    /// Partitions in synthesis now.
     pub synthesizing: usize,
+    /// Synthesised partitions waiting for a device worker.
     pub queued: usize,
+    /// Partitions on a device or in the finalizer.
     pub proving: usize,
+    /// Partitions reported since start, cancelled ones not counted.
     pub finished_partitions: u64,
+    /// Host bytes held by partitions between synthesis and their proof (the `host_memory_budget` in
+    /// use).
     pub host_bytes_in_use: u64,
+    /// The devices in service, retiring ones left out.
     pub devices: Vec<DeviceStatus>,
 }
 
@@ -90,10 +115,14 @@ impl Status {
     }
 }
 
+/// One device in service, as `Status` shows it.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct DeviceStatus {
+    /// The device's name (`gpu0`, `cpu1`).
     pub name: String,
+    /// Worker threads it runs now.
     pub workers: usize,
+    /// Its lock strategy, as `Debug` spells it (`Single`, `TwoLock`, `None`).
     pub lock: String,
 }
 
@@ -204,18 +233,22 @@ impl EngineHandle {
         crate::tuning::jobs_in_flight(&st.cfg, workers, partitions)
     }
 
+    /// The backend proving, `auto` resolved at start.
     pub fn backend(&self) -> BackendKind {
         self.shared.backend
     }
 
+    /// The bus every stage publishes on.
     pub fn bus(&self) -> &Bus {
         &self.shared.bus
     }
 
+    /// The clock event times count from.
     pub fn clock(&self) -> Clock {
         self.shared.clock
     }
 
+    /// The parameters and recorded circuits of every job's shape.
     pub fn store(&self) -> &Arc<ParamsStore> {
         &self.shared.store
     }
@@ -225,6 +258,7 @@ impl EngineHandle {
         &self.outcomes
     }
 
+    /// The configuration now, `auto` keys resolved and applied changes included.
     pub fn config(&self) -> EngineConfig {
         self.shared.state.lock().cfg.clone()
     }
@@ -309,6 +343,7 @@ impl EngineHandle {
             .collect()
     }
 
+    /// A snapshot of the pipeline now.
     pub fn status(&self) -> Status {
         self.shared.state.lock().status()
     }

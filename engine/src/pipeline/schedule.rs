@@ -9,17 +9,21 @@ use super::Shared;
 use crate::config::{ConfigError, EngineConfig};
 use crate::telemetry::{ConfigChange, Event};
 
+/// When a scheduled change comes due.
 #[derive(Clone, Debug, PartialEq)]
 pub enum When {
-    /// Seconds after the engine started.
+    /// Seconds after the schedule was installed (the run's start, not the engine's).
     Seconds(f64),
     /// After this many partitions have finished.
     Partitions(u64),
 }
 
+/// Changes to apply together when they come due.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scheduled {
+    /// When they come due.
     pub when: When,
+    /// `(key, value)` pairs as `EngineHandle::reconfigure` takes them.
     pub changes: Vec<(String, String)>,
 }
 

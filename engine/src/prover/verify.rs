@@ -7,6 +7,7 @@ use pairing::{MillerLoopResult, MultiMillerLoop};
 use super::Proof;
 use crate::params::VerifyingKey;
 
+/// A verifying key ready for pairing checks: e(α, β) computed and −γ, −δ prepared once.
 pub struct PreparedVerifyingKey {
     alpha_beta: Gt,
     neg_gamma: G2Prepared,
@@ -14,15 +15,24 @@ pub struct PreparedVerifyingKey {
     ic: Vec<G1Affine>,
 }
 
+/// Why a proof did not verify.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum VerifyError {
+    /// The inputs given are not as many as the key's IC points, less the constant one's.
     #[error("wrong number of public inputs: the key takes {expected}, got {got}")]
-    InputCount { expected: usize, got: usize },
+    InputCount {
+        /// Public inputs the key takes, without the leading one.
+        expected: usize,
+        /// Public inputs given.
+        got: usize,
+    },
+    /// The pairing equation does not hold.
     #[error("the pairing check failed: the proof does not verify for these public inputs")]
     Rejected,
 }
 
 impl PreparedVerifyingKey {
+    /// Prepares `vk` (one pairing and two G2 preparations).
     pub fn new(vk: &VerifyingKey) -> Self {
         PreparedVerifyingKey {
             alpha_beta: blstrs::pairing(&vk.alpha_g1, &vk.beta_g2),

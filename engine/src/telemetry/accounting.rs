@@ -29,6 +29,7 @@ pub enum VramPurpose {
 }
 
 impl VramPurpose {
+    /// Every purpose, in the order `CountersSnapshot::vram` holds them.
     pub const ALL: [VramPurpose; 4] = [
         VramPurpose::Srs,
         VramPurpose::Abc,
@@ -51,11 +52,14 @@ impl VramPurpose {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
+    /// Host to device.
     H2d,
+    /// Device to host.
     D2h,
 }
 
 impl Direction {
+    /// Short lower-case name: `h2d`, `d2h`.
     pub fn key(self) -> &'static str {
         match self {
             Direction::H2d => "h2d",
@@ -77,9 +81,11 @@ pub struct DeviceCounters {
 /// A consistent-enough copy of one device's counters (each value is read atomically).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CountersSnapshot {
+    /// The device id (`gpu0`).
     pub device: String,
-    /// Cumulative bytes copied host to device and device to host.
+    /// Cumulative bytes copied host to device.
     pub h2d_bytes: u64,
+    /// Cumulative bytes copied device to host.
     pub d2h_bytes: u64,
     /// Cumulative bytes of host memory traffic of explicit host copies (read + write).
     pub host_copy_bytes: u64,
@@ -88,10 +94,12 @@ pub struct CountersSnapshot {
 }
 
 impl CountersSnapshot {
+    /// VRAM in use now, bytes, all purposes together.
     pub fn vram_used(&self) -> u64 {
         self.vram.iter().sum()
     }
 
+    /// VRAM in use now for `p`, bytes.
     pub fn vram_of(&self, p: VramPurpose) -> u64 {
         self.vram[p as usize]
     }
@@ -114,6 +122,7 @@ impl DeviceCounters {
         }
     }
 
+    /// The device id these counters are of (`gpu0`).
     pub fn device(&self) -> &str {
         &self.device
     }
@@ -157,6 +166,7 @@ impl DeviceCounters {
         self.vram[purpose as usize].store(bytes, Ordering::Relaxed);
     }
 
+    /// Every counter now, each read atomically (not all at one instant).
     pub fn snapshot(&self) -> CountersSnapshot {
         CountersSnapshot {
             device: self.device.clone(),
@@ -175,6 +185,7 @@ pub struct Accounting {
 }
 
 impl Accounting {
+    /// An empty registry; executors report to `global`.
     pub fn new() -> Self {
         Accounting::default()
     }
@@ -199,6 +210,7 @@ impl Accounting {
         self.devices.read().iter().map(|d| d.snapshot()).collect()
     }
 
+    /// Whether no device has registered (the cpu backend).
     pub fn is_empty(&self) -> bool {
         self.devices.read().is_empty()
     }

@@ -1,6 +1,9 @@
 //! What the integration tests with an extra device share: a small cpu engine with the device
 //! beside its own cpu0, and a batch of synthetic jobs run to the end.
 
+// A failed unwrap in a test or its helpers fails the test where it happened.
+#![allow(clippy::unwrap_used)]
+
 use provetop_engine::backend::Executor;
 use provetop_engine::circuit::Workload;
 use provetop_engine::config::EngineConfig;

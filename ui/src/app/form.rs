@@ -7,11 +7,16 @@ use std::collections::BTreeMap;
 
 use provetop_telemetry::config::{parse_budget, Budget, EngineConfig, Liveness, KEYS};
 
+/// A row of the settings form, in the order of [`ROWS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Row {
+    /// An `[engine]` field, by its config key.
     Engine(&'static str),
+    /// `[ui] theme`: steps through the built-in themes.
     Theme,
+    /// `[ui] refresh_hz`: frames per second while live, stepped by whole numbers.
     Refresh,
+    /// Saves the `[ui]` settings to the config file; a failure shows on this row.
     Save,
 }
 
@@ -30,16 +35,22 @@ const fn rows() -> [Row; KEYS.len() + 3] {
     rows
 }
 
+/// How an `[engine]` field is edited on its row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldKind {
+    /// An integer stepped within (lowest, highest), both inclusive.
     Count(usize, usize),
+    /// One of these values, stepped round in this order.
     Choice(&'static [&'static str]),
+    /// `true` or `false`, flipped by a step.
     Bool,
+    /// A memory budget: `auto` or a size, stepped through auto and powers of two GiB.
     Budget,
     /// Fixed while the engine runs.
     Startup,
 }
 
+/// How the settings form edits `key`; a key it does not list is a budget.
 pub fn field_kind(key: &str) -> FieldKind {
     if EngineConfig::liveness(key) == Some(Liveness::Startup) {
         return FieldKind::Startup;
@@ -59,8 +70,10 @@ pub fn field_kind(key: &str) -> FieldKind {
     }
 }
 
+/// The settings form's state: the selected row and what waits to be applied or saved.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Form {
+    /// The selected row, an index into [`ROWS`] (clamped to it where read).
     pub row: usize,
     /// Engine values waiting to be applied, by key.
     pub pending: BTreeMap<String, String>,
@@ -71,6 +84,7 @@ pub struct Form {
 }
 
 impl Form {
+    /// The selected row; past the end, the last one.
     pub fn current_row(&self) -> Row {
         ROWS[self.row.min(ROWS.len() - 1)]
     }

@@ -18,6 +18,7 @@ use crate::settings::UiSettings;
 use crate::state::{LaneRef, State};
 use crate::theme::Theme;
 
+/// One second in session time (nanoseconds).
 pub const SECOND: Nanos = 1_000_000_000;
 
 /// Timeline windows, from 1 s to 10 min.
@@ -32,17 +33,25 @@ pub const ZOOMS: [Nanos; 9] = [
     300 * SECOND,
     600 * SECOND,
 ];
+/// The zoom a session starts at: an index into [`ZOOMS`] (30 s).
 pub const DEFAULT_ZOOM: usize = 4;
 
+/// A view of the dashboard: one screen, chosen by its tab or by moving the focus.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum View {
+    /// Lanes of spans against time, per device and pool, with the log strip below.
     Timeline,
+    /// Jobs and their partitions through the stages.
     Pipeline,
+    /// Per-device and host metrics over time.
     Metrics,
+    /// The settings form and the history of config changes.
     Settings,
+    /// The whole log.
     Log,
 }
 
+/// Every view with its tab's title, in tab order.
 pub const VIEWS: [(View, &str); 5] = [
     (View::Timeline, "Timeline"),
     (View::Pipeline, "Pipeline"),
@@ -54,15 +63,23 @@ pub const VIEWS: [(View, &str); 5] = [
 /// What has the keyboard. Tab walks this ring in order; the view follows the pane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pane {
+    /// The timeline's lanes.
     Lanes,
+    /// The log strip under the timeline.
     LogStrip,
+    /// The pipeline's table of jobs.
     Jobs,
+    /// The metrics view's device cards.
     Devices,
+    /// The settings form's rows.
     Form,
+    /// The settings view's history of config changes.
     History,
+    /// The log view's lines.
     LogLines,
 }
 
+/// Every pane, in the order Tab walks them.
 pub const PANES: [Pane; 7] = [
     Pane::Lanes,
     Pane::LogStrip,
@@ -74,6 +91,7 @@ pub const PANES: [Pane; 7] = [
 ];
 
 impl Pane {
+    /// The view this pane is part of.
     pub fn view(self) -> View {
         match self {
             Pane::Lanes | Pane::LogStrip => View::Timeline,
@@ -86,6 +104,7 @@ impl Pane {
 }
 
 impl View {
+    /// The first pane of this view in [`PANES`]: where focus goes when the view is picked.
     pub fn first_pane(self) -> Pane {
         PANES
             .iter()
@@ -98,14 +117,20 @@ impl View {
 /// The selected idle gap: the device and the gap's start, which stays put while it grows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GapSel {
+    /// Index of the device in `State::timelines.devices`.
     pub device: usize,
+    /// Session time the gap starts at (nanoseconds).
     pub start: Nanos,
 }
 
+/// A message on the bottom line, shown until `until`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Notice {
+    /// The message, one line.
     pub text: String,
+    /// Drawn in the theme's error colour when set.
     pub error: bool,
+    /// Session time it stops being shown (nanoseconds): 6 s after it was raised.
     pub until: Nanos,
 }
 
@@ -122,47 +147,70 @@ pub enum PromptKind {
 /// Text being typed at the bottom line.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Prompt {
+    /// What has been typed so far.
     pub text: String,
+    /// What the text is for once Enter is pressed.
     pub kind: PromptKind,
 }
 
 /// A replay's transport, as its source reports it each frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplayStatus {
+    /// The recording's path, as it was given.
     pub file: String,
+    /// Whether playback advances; false while paused.
     pub playing: bool,
+    /// Playback rate as a multiple of real time (0.25 to 64).
     pub speed: f64,
+    /// Session time the recording starts at (nanoseconds).
     pub start: Nanos,
+    /// The latest session time the recording covers (nanoseconds).
     pub end: Nanos,
 }
 
 /// A recording in progress, as the live source reports it each frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordingStatus {
+    /// The recording's path.
     pub file: String,
+    /// Bytes written so far.
     pub bytes: u64,
     /// Events the recorder could not write (the disk fell behind).
     pub dropped: u64,
 }
 
+/// The dashboard's UI state: focus, the timeline's window, selections, prompt and notice; input
+/// changes it, drawing only reads it.
 pub struct Ui {
+    /// The pane that has the keyboard; it also picks the view.
     pub focus: Pane,
+    /// Whether the help overlay is shown.
     pub help: bool,
     /// The end of the timeline's window while paused; `None` follows the clock.
     pub paused_at: Option<Nanos>,
+    /// The timeline's window length: an index into [`ZOOMS`] (clamped where read).
     pub zoom: usize,
     /// Index into `State::timelines.lanes()`.
     pub lane: usize,
+    /// The idle gap selected on the timeline; `None` when none is.
     pub gap: Option<GapSel>,
+    /// The job under the pipeline table's cursor, by id; `None` puts the cursor on the first row.
     pub job: Option<u64>,
     /// Lines scrolled up from the newest, in the log strip and the log view.
     pub log_scroll: usize,
+    /// Lines scrolled up from the newest in the settings view's history of config changes.
     pub history_scroll: usize,
+    /// Device cards scrolled past at the top of the metrics view.
     pub device_scroll: usize,
+    /// The settings form: selected row, pending engine values, text being typed.
     pub form: Form,
+    /// Text being typed at the bottom line; `None` when no prompt is open.
     pub prompt: Option<Prompt>,
+    /// The bottom line's message; `None`, or one past its `until`, shows the pane's keys.
     pub notice: Option<Notice>,
+    /// The `[ui]` settings in effect, saved back from the settings form.
     pub settings: UiSettings,
+    /// The spec of the theme in use: a built-in name, a user theme's name or a path.
     pub theme_name: String,
     /// Where `[ui]` is saved; `None` when there is nowhere (no HOME, no --config).
     pub config_path: Option<PathBuf>,
@@ -182,6 +230,7 @@ pub struct Ui {
 }
 
 impl Ui {
+    /// UI state at its start: live, the lanes focused, the default zoom, nothing selected.
     pub fn new(settings: UiSettings, theme_name: &str) -> Ui {
         Ui {
             focus: Pane::Lanes,
@@ -209,10 +258,12 @@ impl Ui {
         }
     }
 
+    /// The view of the focused pane.
     pub fn view(&self) -> View {
         self.focus.view()
     }
 
+    /// The timeline's window length in nanoseconds.
     pub fn zoom_len(&self) -> Nanos {
         ZOOMS[self.zoom.min(ZOOMS.len() - 1)]
     }
@@ -231,6 +282,7 @@ impl Ui {
         (end - len, end)
     }
 
+    /// The lane under the lane cursor (clamped to the last lane); `None` when there are no lanes.
     pub fn selected_lane(&self, state: &State) -> Option<LaneRef> {
         let lanes = state.timelines.lanes();
         lanes
@@ -246,6 +298,7 @@ impl Ui {
         }
     }
 
+    /// Shows `text` on the bottom line for 6 s from `now`, in the error colour if `error`.
     pub fn notify(&mut self, now: Nanos, text: impl Into<String>, error: bool) {
         self.notice = Some(Notice {
             text: text.into(),
@@ -258,7 +311,9 @@ impl Ui {
 /// What the dashboard needs besides the session to start.
 #[derive(Clone, Debug, Default)]
 pub struct AppOptions {
+    /// Partitions of a job submitted from the dashboard; 0 is taken as 1.
     pub partitions: u32,
+    /// Where `[ui]` (and `[engine]` changes) are saved; `None`: nowhere, and saving says so.
     pub config_path: Option<PathBuf>,
     /// Where user themes live (`$XDG_CONFIG_HOME/provetop/themes`).
     pub theme_dir: Option<PathBuf>,
@@ -266,9 +321,13 @@ pub struct AppOptions {
 
 /// The dashboard as a whole: state from the source, UI state, the theme in use.
 pub struct App {
+    /// What the source has fed in: the session's events folded for the views.
     pub state: State,
+    /// Focus, window, selections and the settings in effect.
     pub ui: Ui,
+    /// The theme drawing uses.
     pub theme: Theme,
+    /// Where user themes are looked up by name; `None`: built-in themes and paths only.
     pub theme_dir: Option<PathBuf>,
 }
 
@@ -325,12 +384,14 @@ impl App {
         }
     }
 
+    /// Draws the dashboard into `f`, first noting the terminal's size for the mouse.
     pub fn draw(&mut self, f: &mut ratatui::Frame) {
         let a = f.area();
         self.ui.size = (a.width, a.height);
         crate::view::draw(f, &self.state, &self.theme, &self.ui);
     }
 
+    /// The session the source described at its start.
     pub fn session(&self) -> &SessionInfo {
         &self.state.session
     }

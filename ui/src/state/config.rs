@@ -15,8 +15,11 @@ pub struct Refusal {
     pub error: String,
 }
 
+/// The engine's configuration as the stream has told it, with its history of changes.
 pub struct ConfigState {
+    /// The config with every applied change so far.
     pub current: EngineConfig,
+    /// Every change, applied or refused, the oldest dropped past 1000.
     pub history: Ring<ConfigChange>,
     /// The last refused change per key, until a later change of that key is applied.
     pub refused: BTreeMap<String, Refusal>,
@@ -25,6 +28,7 @@ pub struct ConfigState {
 }
 
 impl ConfigState {
+    /// The state of a session that started with `current`: no change yet.
     pub fn new(current: EngineConfig) -> Self {
         ConfigState {
             current,
@@ -34,6 +38,7 @@ impl ConfigState {
         }
     }
 
+    /// Folds one change in: an applied one updates `current`, a refused one is kept per key.
     pub fn apply(&mut self, c: &ConfigChange) {
         if c.applied {
             // The engine validated the value; a key this build does not know is still history.
@@ -55,6 +60,7 @@ impl ConfigState {
         self.history.push(c.clone());
     }
 
+    /// The current value of `key` as the config writes it; empty for an unknown key.
     pub fn get(&self, key: &str) -> String {
         self.current.get(key).unwrap_or_default()
     }

@@ -4,13 +4,17 @@ use provetop_telemetry::{LogLine, Mark, Nanos};
 
 use super::Ring;
 
+/// One line of the log view: a log line or a mark.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LogEntry {
+    /// A line the source logged.
     Log(LogLine),
+    /// A mark the user or the source set.
     Mark(Mark),
 }
 
 impl LogEntry {
+    /// Session time of the entry (nanoseconds).
     pub fn t(&self) -> Nanos {
         match self {
             LogEntry::Log(l) => l.t,
@@ -19,11 +23,15 @@ impl LogEntry {
     }
 }
 
+/// The source's log lines and the marks, each kept in time order.
 pub struct Logs {
+    /// Log lines in time order, the oldest dropped past 2000.
     pub lines: Ring<LogLine>,
+    /// Marks in time order, the oldest dropped past 1000.
     pub marks: Ring<Mark>,
     /// Warnings and errors seen, including those that fell out of the ring.
     pub warnings: u64,
+    /// Errors seen, including those that fell out of the ring.
     pub errors: u64,
 }
 
@@ -39,6 +47,7 @@ impl Default for Logs {
 }
 
 impl Logs {
+    /// Keeps a log line in time order, counting it if it is a warning or an error.
     pub fn log(&mut self, l: LogLine) {
         match l.level.to_ascii_lowercase().as_str() {
             "error" => self.errors += 1,
@@ -48,6 +57,7 @@ impl Logs {
         self.lines.insert_sorted(l, |l| l.t);
     }
 
+    /// Keeps a mark in time order.
     pub fn mark(&mut self, m: Mark) {
         self.marks.insert_sorted(m, |m| m.t);
     }

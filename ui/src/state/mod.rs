@@ -29,20 +29,29 @@ const SEGMENTS_EVERY: Nanos = 2_000_000_000;
 /// How far back the dashboard keeps spans and samples: the widest zoom plus room to scroll.
 pub const DEFAULT_HISTORY: Nanos = 20 * 60 * 1_000_000_000;
 
+/// What the views read: the session's events folded, up to the session clock.
 pub struct State {
+    /// The session as the source described it at its start: devices, config, workload.
     pub session: SessionInfo,
     /// The session clock: the newest time the source vouches for.
     pub now: Nanos,
+    /// How far back spans and samples are kept (nanoseconds), [`DEFAULT_HISTORY`] unless set.
     pub history: Nanos,
+    /// Spans per device and pool lane, and the idle gaps between them.
     pub timelines: Timelines,
+    /// Sample history: one series per (metric, device).
     pub samples: Samples,
+    /// Jobs and their partitions through the stages.
     pub pipeline: Pipeline,
+    /// The engine's configuration and its history of changes.
     pub config: ConfigState,
+    /// Log lines and marks.
     pub logs: Logs,
     /// Events the source says it could not deliver (a slow subscriber loses, never blocks).
     pub dropped: u64,
     /// Where a recording is blind (its recorder fell behind), and the totals.
     pub holes: Ring<Hole>,
+    /// What every hole left out, summed.
     pub not_recorded: Hole,
     /// Why each device was idle: the engine's attribution, a pure function of the events.
     gap_causes: GapAnalyzer,
@@ -58,12 +67,16 @@ pub struct State {
 /// One cause of a gap: its label, its share of the gap, and the reason behind it if known.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GapShare {
+    /// The cause's label, as the gap analyser names it.
     pub cause: String,
+    /// The fraction of the gap it took, 0 to 1.
     pub share: f64,
+    /// The reason behind it (`holder in msm_h`, `short of cores 80 %`); `None` where none is known.
     pub why: Option<String>,
 }
 
 impl State {
+    /// The state before any event: the clock at 0, nothing seen.
     pub fn new(session: SessionInfo) -> Self {
         State {
             timelines: Timelines::new(&session.devices),
@@ -96,6 +109,7 @@ impl State {
         st
     }
 
+    /// Folds one event in, in whatever order events arrive; the clock moves to its time if later.
     pub fn apply(&mut self, event: &Event) {
         self.gap_causes.observe(event);
         self.report.observe(event);

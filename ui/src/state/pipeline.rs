@@ -11,34 +11,51 @@ const FINISHED_JOBS_KEPT: usize = 200;
 /// Medians are over the most recent proofs, so they follow a configuration change.
 pub const MEDIAN_OVER: usize = 200;
 
+/// One partition of a job, as the jobs table shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartRow {
+    /// The partition's latest state.
     pub state: JobState,
+    /// The device that proved or is proving it; `None` before it is proving.
     pub device: Option<String>,
+    /// Session time it entered that state (nanoseconds).
     pub since: Nanos,
 }
 
+/// One job of the jobs table, with its partitions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobRow {
+    /// The job's id, as the engine numbers it.
     pub job: u64,
+    /// Session time it was submitted (nanoseconds), or first seen.
     pub submitted: Nanos,
+    /// The job's own state, or as far as its partitions got (synthesised, proving) while open.
     pub state: JobState,
+    /// Session time it was verified, failed or was cancelled; `None` while open.
     pub ended: Option<Nanos>,
+    /// Its partitions by index, each from its first event.
     pub partitions: BTreeMap<u32, PartRow>,
 }
 
 impl JobRow {
+    /// Whether the job has not ended yet.
     pub fn is_open(&self) -> bool {
         self.ended.is_none()
     }
 }
 
+/// Time one stage took over recent verified proofs, in seconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StageStats {
+    /// Which stage, one of `Stage::PROOF_STAGES`.
     pub stage: Stage,
+    /// Median, in seconds.
     pub median: f64,
+    /// Shortest, in seconds.
     pub min: f64,
+    /// Longest, in seconds.
     pub max: f64,
+    /// Proofs the figures are over, at most [`MEDIAN_OVER`].
     pub n: usize,
 }
 
@@ -49,13 +66,21 @@ struct Finished {
     stages: BTreeMap<Stage, f64>,
 }
 
+/// Jobs and partitions through the stages, proof counts and per-stage times.
 pub struct Pipeline {
+    /// Jobs by id: every open one and the latest 200 finished.
     pub jobs: BTreeMap<u64, JobRow>,
+    /// Partition proofs verified in the session.
     pub verified: u64,
+    /// Partition proofs that failed in the session.
     pub failed: u64,
+    /// Jobs cancelled in the session.
     pub cancelled_jobs: u64,
+    /// Session time the first job was submitted (nanoseconds); `None` before any.
     pub first_submit: Option<Nanos>,
+    /// Session time the first proof verified (nanoseconds); `None` before any.
     pub first_verified: Option<Nanos>,
+    /// The error of the latest failed proof; `None` before one, or when it gave no reason.
     pub last_error: Option<String>,
     proofs: Ring<Finished>,
     stats: Vec<StageStats>,
@@ -78,6 +103,7 @@ impl Default for Pipeline {
 }
 
 impl Pipeline {
+    /// Folds a job or partition event into its row; a job's end closes it.
     pub fn job(&mut self, e: &JobEvent) {
         if e.state == JobState::Submitted && e.partition.is_none() {
             self.first_submit.get_or_insert(e.t);
@@ -144,6 +170,7 @@ impl Pipeline {
         }
     }
 
+    /// Folds a finished proof in: counts, its partition's state and the stage times.
     pub fn proof(&mut self, p: &ProofRecord) {
         if p.verified {
             self.verified += 1;
@@ -242,6 +269,7 @@ impl Pipeline {
         n as f64 * 3600.0 * 1e9 / window.max(1) as f64
     }
 
+    /// Jobs not ended yet, by id.
     pub fn open_jobs(&self) -> impl Iterator<Item = &JobRow> {
         self.jobs.values().filter(|j| j.is_open())
     }

@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+/// A bounded FIFO holding the newest `cap` items, oldest first.
 #[derive(Clone, Debug)]
 pub struct Ring<T> {
     items: VecDeque<T>,
@@ -9,6 +10,7 @@ pub struct Ring<T> {
 }
 
 impl<T> Ring<T> {
+    /// An empty ring that keeps at most `cap` items (at least 1).
     pub fn new(cap: usize) -> Self {
         Ring {
             items: VecDeque::new(),
@@ -16,6 +18,7 @@ impl<T> Ring<T> {
         }
     }
 
+    /// Appends `item`, dropping the oldest when full.
     pub fn push(&mut self, item: T) {
         if self.items.len() == self.cap {
             self.items.pop_front();
@@ -37,28 +40,34 @@ impl<T> Ring<T> {
         self.items.insert(i, item);
     }
 
+    /// Drops items from the front while `f` holds for them.
     pub fn pop_front_while(&mut self, mut f: impl FnMut(&T) -> bool) {
         while self.items.front().is_some_and(&mut f) {
             self.items.pop_front();
         }
     }
 
+    /// Items held, at most the capacity.
     pub fn len(&self) -> usize {
         self.items.len()
     }
 
+    /// Whether no item is held.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
+    /// The items, oldest first.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + ExactSizeIterator {
         self.items.iter()
     }
 
+    /// The newest item; `None` when empty.
     pub fn back(&self) -> Option<&T> {
         self.items.back()
     }
 
+    /// The `i`th item, 0 the oldest; `None` past the end.
     pub fn get(&self, i: usize) -> Option<&T> {
         self.items.get(i)
     }
@@ -68,6 +77,7 @@ impl<T> Ring<T> {
         self.items.partition_point(pred)
     }
 
+    /// The items from index `from` on, oldest first.
     pub fn range(&self, from: usize) -> impl Iterator<Item = &T> {
         self.items.range(from..)
     }

@@ -9,6 +9,7 @@ use super::Ring;
 /// Points kept per series: 20 minutes at 10 Hz, with room.
 const SERIES_CAP: usize = 16_384;
 
+/// One metric's points over time, (session time in nanoseconds, value), oldest first; 16384 kept.
 #[derive(Clone, Debug)]
 pub struct Series {
     points: Ring<(Nanos, f64)>,
@@ -23,6 +24,7 @@ impl Default for Series {
 }
 
 impl Series {
+    /// The newest value; `None` before any point.
     pub fn latest(&self) -> Option<f64> {
         self.points.back().map(|p| p.1)
     }
@@ -39,10 +41,12 @@ impl Series {
         Some(sum / n.max(1) as f64)
     }
 
+    /// Points held.
     pub fn len(&self) -> usize {
         self.points.len()
     }
 
+    /// Whether no point is held.
     pub fn is_empty(&self) -> bool {
         self.points.is_empty()
     }
@@ -73,12 +77,14 @@ impl Series {
     }
 }
 
+/// Sample history: one [`Series`] per (metric, device), a `None` device for a host-wide metric.
 #[derive(Default)]
 pub struct Samples {
     series: BTreeMap<(String, Option<String>), Series>,
 }
 
 impl Samples {
+    /// Keeps a sample in time order in its series, made on its first sample.
     pub fn add(&mut self, s: &Sample) {
         let series = match self.series.get_mut(&(s.metric.clone(), s.device.clone())) {
             Some(x) => x,
@@ -90,11 +96,13 @@ impl Samples {
         series.points.insert_sorted((s.t, s.value), |p| p.0);
     }
 
+    /// The series of `metric` on `device` (`None`: host-wide); `None` before its first sample.
     pub fn get(&self, metric: &str, device: Option<&str>) -> Option<&Series> {
         self.series
             .get(&(metric.to_string(), device.map(str::to_string)))
     }
 
+    /// The newest value of `metric` on `device`; `None` before its first sample.
     pub fn latest(&self, metric: &str, device: Option<&str>) -> Option<f64> {
         self.get(metric, device).and_then(Series::latest)
     }
@@ -117,6 +125,7 @@ impl Samples {
         })
     }
 
+    /// Drops points before `cutoff` (session nanoseconds), keeping each series' newest.
     pub fn evict(&mut self, cutoff: Nanos) {
         for s in self.series.values_mut() {
             // Keep the newest point however old: a gauge shows the last value it knows.

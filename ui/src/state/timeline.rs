@@ -12,13 +12,20 @@ use super::Ring;
 /// Spans kept per lane at most, whatever their age: bounds memory on a very busy lane.
 const LANE_CAP: usize = 400_000;
 
+/// A span as a lane keeps it: times in session nanoseconds, `end` never before `start`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpanRec {
+    /// Session time it began (nanoseconds).
     pub start: Nanos,
+    /// Session time it ended (nanoseconds), at least `start`.
     pub end: Nanos,
+    /// The stage it ran.
     pub stage: Stage,
+    /// The job it was part of; `None` for work of no one job.
     pub job: Option<u64>,
+    /// The partition within the job; `None` for work of no one partition.
     pub partition: Option<u32>,
+    /// Bytes it moved (copies) or allocated (`alloc`); 0 otherwise.
     pub bytes: u64,
 }
 
@@ -35,6 +42,7 @@ impl SpanRec {
     }
 }
 
+/// One lane's spans, sorted by start, at most 400000 of them.
 pub struct LaneTimeline {
     spans: Ring<SpanRec>,
     /// The longest span ever seen: every span overlapping `t` starts after `t - max_len`.
@@ -60,10 +68,12 @@ impl LaneTimeline {
         self.spans.pop_front_while(|s| s.end < cutoff);
     }
 
+    /// Spans held.
     pub fn len(&self) -> usize {
         self.spans.len()
     }
 
+    /// Whether no span is held.
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }
@@ -88,6 +98,7 @@ impl LaneTimeline {
             .sum()
     }
 
+    /// The span that starts last; `None` when the lane is empty.
     pub fn last(&self) -> Option<&SpanRec> {
         self.spans.back()
     }
@@ -96,34 +107,48 @@ impl LaneTimeline {
 /// An interval with no compute on a device. `open` while it lasts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gap {
+    /// Session time the gap begins (nanoseconds): the end of the compute before it.
     pub start: Nanos,
+    /// Session time it ends (nanoseconds): the next compute's start, or now while open.
     pub end: Nanos,
+    /// Whether it lasts still: nothing has run on the compute lane since it began.
     pub open: bool,
 }
 
 impl Gap {
+    /// Its length in nanoseconds.
     pub fn len(&self) -> Nanos {
         self.end - self.start
     }
 
+    /// Whether it has no length.
     pub fn is_empty(&self) -> bool {
         self.end == self.start
     }
 }
 
+/// One device's lanes: compute, the two copy engines and each worker.
 pub struct DeviceTimeline {
+    /// The name lanes and samples use: `gpu0`, `cpu0`.
     pub id: String,
+    /// The device's own name: `NVIDIA H200`, `CPU executor (8 threads)`.
     pub name: String,
+    /// `cpu` or a GPU's kind, as the session reports it.
     pub kind: String,
     /// When the device joined the session: gaps start no earlier.
     pub since: Nanos,
+    /// Kernels and CPU compute: what counts as busy for gaps.
     pub compute: LaneTimeline,
+    /// Copies from host to device.
     pub h2d: LaneTimeline,
+    /// Copies from device to host.
     pub d2h: LaneTimeline,
+    /// Each worker's own lane by its index on the device: lock waits, allocations, planning.
     pub workers: BTreeMap<u32, LaneTimeline>,
 }
 
 impl DeviceTimeline {
+    /// A device with empty lanes that joined at `since` (session nanoseconds).
     pub fn new(id: &str, name: &str, kind: &str, since: Nanos) -> Self {
         DeviceTimeline {
             id: id.to_string(),
@@ -137,6 +162,7 @@ impl DeviceTimeline {
         }
     }
 
+    /// Whether it is a GPU (any kind but `cpu`).
     pub fn is_gpu(&self) -> bool {
         self.kind != "cpu"
     }
@@ -219,14 +245,18 @@ impl DeviceTimeline {
 /// A device's idle time over a window.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Idle {
+    /// Length of the window measured (nanoseconds), clipped to the device's start and to now.
     pub window: Nanos,
+    /// Time with no compute in that window (nanoseconds).
     pub idle: Nanos,
-    /// Gaps at least the asked length, and the longest of them: (start, length).
+    /// Gaps at least the asked length.
     pub gaps: usize,
+    /// The longest of those gaps, as (start, length) in nanoseconds; `None` when there is none.
     pub longest: Option<(Nanos, Nanos)>,
 }
 
 impl Idle {
+    /// The busy fraction of the window, 0 to 1; 0 for an empty window.
     pub fn busy(&self) -> f64 {
         if self.window == 0 {
             0.0
@@ -236,28 +266,39 @@ impl Idle {
     }
 }
 
+/// Which of a device's lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LaneKind {
+    /// The compute lane.
     Compute,
+    /// The host-to-device copy engine.
     H2d,
+    /// The device-to-host copy engine.
     D2h,
+    /// A worker's lane, by its index on the device.
     Worker(u32),
 }
 
 /// One row of the timeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LaneRef {
+    /// A lane of `Timelines::devices[i]`.
     Device(usize, LaneKind),
+    /// The CPU pool `Timelines::pools[i]`.
     Pool(usize),
 }
 
+/// Every device's lanes and the CPU pools', as the timeline draws them.
 #[derive(Default)]
 pub struct Timelines {
+    /// Devices in the session's order, then those that appeared mid-session.
     pub devices: Vec<DeviceTimeline>,
+    /// CPU pools by name, in the order their first span came.
     pub pools: Vec<(String, LaneTimeline)>,
 }
 
 impl Timelines {
+    /// A timeline per device of the session, from time 0; no pool yet.
     pub fn new(devices: &[DeviceInfo]) -> Self {
         Timelines {
             devices: devices
@@ -268,6 +309,7 @@ impl Timelines {
         }
     }
 
+    /// The index of device `id` (`gpu0`) in `devices`; `None` when it has not been seen.
     pub fn device_index(&self, id: &str) -> Option<usize> {
         self.devices.iter().position(|d| d.id == id)
     }
@@ -285,6 +327,7 @@ impl Timelines {
         &mut self.devices[i]
     }
 
+    /// Adds a span to its lane, making the device or pool when it is the first one's.
     pub fn add(&mut self, s: &Span) {
         let rec = SpanRec::of(s);
         let lane = match &s.lane {
@@ -307,6 +350,7 @@ impl Timelines {
         lane.add(rec);
     }
 
+    /// Drops spans that ended before `cutoff` (session nanoseconds), on every lane.
     pub fn evict(&mut self, cutoff: Nanos) {
         for d in &mut self.devices {
             for l in [&mut d.compute, &mut d.h2d, &mut d.d2h] {
@@ -341,6 +385,7 @@ impl Timelines {
         out
     }
 
+    /// The spans of lane `r`; `None` for a lane there is not (a worker that has not run).
     pub fn lane(&self, r: LaneRef) -> Option<&LaneTimeline> {
         match r {
             LaneRef::Device(i, k) => {

@@ -28,6 +28,7 @@ pub fn secs(s: f64) -> String {
     }
 }
 
+/// A duration in nanoseconds, as `secs` writes it: `1.25 s`, `40 ms`.
 pub fn nanos(n: Nanos) -> String {
     secs(n as f64 / 1e9)
 }
@@ -78,6 +79,7 @@ pub fn rate(b: f64) -> String {
     format!("{v:.1} {}", UNITS[i])
 }
 
+/// A ratio as a whole percentage (`0.25` is `25%`), clamped to 0–999 %.
 pub fn pct(r: f64) -> String {
     format!("{:.0}%", (r * 100.0).clamp(0.0, 999.0))
 }

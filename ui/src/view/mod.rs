@@ -30,29 +30,41 @@ pub const WIDE: u16 = 120;
 /// Rows of a list as drawn: `(y, index)`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListGeom {
+    /// The list's whole area, border included.
     pub area: Rect,
+    /// Each drawn row: (screen row, index into the list).
     pub rows: Vec<(u16, usize)>,
 }
 
+/// Where each part of the screen was laid out, for the mouse handler.
 #[derive(Clone, Debug, Default)]
 pub struct Regions {
+    /// The header line at the top.
     pub header: Rect,
+    /// The line of view tabs.
     pub tabs: Rect,
+    /// The view's area between the tabs and the footer.
     pub body: Rect,
+    /// The bottom line: notice, prompt or the pane's keys.
     pub footer: Rect,
     /// `(view, x0, x1)` of each tab's label.
     pub tab_hits: Vec<(View, u16, u16)>,
     /// Where each visible pane is, for click-to-focus.
     pub panes: Vec<(Pane, Rect)>,
+    /// The timeline's lanes; `None` outside the timeline view.
     pub lanes: Option<timeline::LanesGeom>,
+    /// The pipeline's jobs table; `None` outside the pipeline view.
     pub jobs: Option<ListGeom>,
+    /// The settings form's rows; `None` outside the settings view.
     pub form: Option<ListGeom>,
 }
 
+/// Whether `area` is below [`MIN_SIZE`], so only a message is drawn.
 pub fn too_small(area: Rect) -> bool {
     area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1
 }
 
+/// The layout `draw` uses for `area`, worked out without drawing.
 pub fn regions(area: Rect, state: &State, ui: &Ui) -> Regions {
     let [header, tabs, body, footer] = Layout::vertical([
         Constraint::Length(1),
@@ -79,6 +91,7 @@ pub fn regions(area: Rect, state: &State, ui: &Ui) -> Regions {
     r
 }
 
+/// Draws the whole dashboard: header, tabs, the current view, footer and any overlay.
 pub fn draw(f: &mut Frame, state: &State, theme: &Theme, ui: &Ui) {
     let area = f.area();
     f.buffer_mut().set_style(area, theme.base());

@@ -29,9 +29,13 @@ const LANE_ROWS: u16 = 3;
 /// Where the lanes are drawn: rows, the bars' columns, and the window they span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LanesGeom {
+    /// The columns the bars take, and the lanes' rows.
     pub bars: Rect,
+    /// Each screen row of a lane (a lane may take up to 3): (screen row, lane).
     pub rows: Vec<(u16, LaneRef)>,
+    /// Session time at the bars' left edge (nanoseconds).
     pub t0: Nanos,
+    /// Session time at the bars' right edge (nanoseconds), exclusive.
     pub t1: Nanos,
 }
 
@@ -139,6 +143,7 @@ fn layout(body: Rect, state: &State, ui: &Ui) -> Parts {
     }
 }
 
+/// Adds the timeline view's panes and lane geometry to `r`.
 pub fn regions(r: &mut Regions, state: &State, ui: &Ui) {
     let p = layout(r.body, state, ui);
     r.panes.push((Pane::Lanes, p.block));
@@ -146,6 +151,7 @@ pub fn regions(r: &mut Regions, state: &State, ui: &Ui) {
     r.lanes = Some(p.geom);
 }
 
+/// Draws the timeline view into `r.body`: lanes, axis, detail line, side panels and log strip.
 pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
     let p = layout(r.body, state, ui);
     let focused = ui.focus == Pane::Lanes;

@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Borders};
 
 use crate::theme::Theme;
 
+/// A bordered pane with `title`, its border and title in the focus colours when `focused`.
 pub fn block<'a>(title: impl Into<Line<'a>>, focused: bool, theme: &Theme) -> Block<'a> {
     let title = title.into().style(if focused {
         theme.title()
@@ -76,10 +77,12 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
     )
 }
 
+/// A label, in the secondary text colour.
 pub fn label(text: impl Into<String>, theme: &Theme) -> Span<'static> {
     Span::styled(text.into(), theme.dim())
 }
 
+/// A value, in the text colour.
 pub fn value(text: impl Into<String>, theme: &Theme) -> Span<'static> {
     Span::styled(text.into(), Style::default().fg(theme.fg))
 }

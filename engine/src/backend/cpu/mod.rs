@@ -14,6 +14,7 @@ use super::{BackendKind, Engine, Executor, Gate, RegionInput, RegionResult, Step
 use crate::telemetry::Stage;
 use ntt::Domain;
 
+/// A cpu device: `cpuN`, proving on its own rayon pool, with twiddle tables cached per domain size.
 pub struct CpuExecutor {
     name: String,
     pool: rayon::ThreadPool,
@@ -21,6 +22,7 @@ pub struct CpuExecutor {
 }
 
 impl CpuExecutor {
+    /// The executor `cpu{index}` on a pool of `threads` (at least one) named after it.
     pub fn new(index: usize, threads: usize) -> Result<Self> {
         let name = format!("cpu{index}");
         let pool = rayon::ThreadPoolBuilder::new()
@@ -37,6 +39,7 @@ impl CpuExecutor {
         })
     }
 
+    /// Threads of its pool.
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }

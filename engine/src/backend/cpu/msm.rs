@@ -14,15 +14,21 @@ use crate::curve;
 /// Time spent in the batch addition of the scalar-one bases, reported as its own stage.
 #[derive(Default, Debug, Clone, Copy)]
 pub struct MsmSplit {
+    /// Wall time of splitting the scalars and summing the scalar-one bases.
     pub batch_add: Duration,
+    /// Scalars equal to one, whose bases were summed without Pippenger.
     pub ones: usize,
+    /// Scalars equal to zero, whose bases were skipped.
     pub zeros: usize,
 }
 
 /// A group whose affine points blst can batch-add and run Pippenger on.
 pub trait MsmCurve: Group<Scalar = Scalar> + Copy + Send + Sync {
+    /// The affine form its points are stored in.
     type Affine: Copy + Send + Sync;
+    /// The sum of `points`, by blst's batch affine addition.
     fn sum_affine(points: &[Self::Affine]) -> Self;
+    /// Σ scalars_i · points_i by blst's Pippenger; the slices have equal lengths.
     fn pippenger(points: &[Self::Affine], scalars: &[blst_scalar]) -> Self;
 }
 

@@ -18,6 +18,7 @@ pub struct Domain {
 const MIN_PAR: usize = 1 << 10;
 
 impl Domain {
+    /// Builds the twiddle table of the 2^`log2` domain; panics past the field's two-adicity (2^32).
     pub fn new(log2: u32) -> Self {
         assert!(
             log2 <= Scalar::S,
@@ -40,10 +41,12 @@ impl Domain {
         Domain { log2, twiddles }
     }
 
+    /// Points in the domain, 2^`log2`.
     pub fn size(&self) -> usize {
         1 << self.log2
     }
 
+    /// log2 of the domain's size.
     pub fn log2(&self) -> u32 {
         self.log2
     }

@@ -22,6 +22,8 @@ use crate::config::Budget;
 use crate::telemetry::accounting::VramPurpose;
 use crate::telemetry::DeviceInfo;
 
+/// A GPU as an executor (`gpuN`): its resident SRS, NTT tables per domain size, and each worker's
+/// streams and buffers; the cpu backend as its fallback for partitions that cannot fit.
 pub struct CudaExecutor {
     pub(super) name: String,
     pub(super) gpu: Arc<Gpu>,
@@ -36,6 +38,7 @@ pub struct CudaExecutor {
 }
 
 impl CudaExecutor {
+    /// Opens GPU `ordinal` (a context and our kernels) as `gpu{ordinal}`.
     pub fn new(ordinal: usize) -> Result<CudaExecutor> {
         let gpu = Gpu::open(ordinal)?;
         Ok(CudaExecutor {
@@ -50,6 +53,7 @@ impl CudaExecutor {
         })
     }
 
+    /// The GPU it drives, for single operations and copy-rate probes.
     pub fn gpu(&self) -> &Arc<Gpu> {
         &self.gpu
     }

@@ -61,15 +61,24 @@ pub struct Functions {
 /// Dynamic shared memory of `pt_ntt_pass` for k ≥ 11 (cuda/README.md).
 pub const NTT_SMEM_MAX: u32 = 73_728;
 
+/// One GPU, opened once per executor: its context, our kernels looked up in it, and the counters
+/// and memory budget shared by everything allocated on it.
 pub struct Gpu {
+    /// The CUDA device ordinal.
     pub ordinal: usize,
+    /// The device's name as the driver reports it (empty if it reports none).
     pub name: String,
+    /// The context every stream, buffer and launch of this `Gpu` uses.
     pub ctx: Arc<CudaContext>,
     _module: Arc<CudaModule>,
+    /// Our kernels in this context.
     pub f: Functions,
+    /// The telemetry counters of `gpu{ordinal}` (VRAM by purpose, copied bytes), one set per
+    /// process.
     pub counters: Arc<DeviceCounters>,
     /// The device memory every `DevBuf` on this GPU holds, whichever `Gpu` allocated it.
     pub vram: Arc<MemoryBudget>,
+    /// Device memory in bytes, as the driver reports it at open.
     pub total_memory: u64,
 }
 
@@ -90,6 +99,8 @@ pub(super) fn cuda(e: result::DriverError) -> anyhow::Error {
 }
 
 impl Gpu {
+    /// Creates a context on GPU `ordinal` and loads our kernels into it; a driver error is a
+    /// `DeviceFault`, a kernel that does not load a plain error.
     pub fn open(ordinal: usize) -> Result<Arc<Gpu>> {
         let ctx = CudaContext::new(ordinal)
             .map_err(cuda)
@@ -167,10 +178,12 @@ impl Gpu {
         }))
     }
 
+    /// Makes this GPU's context current on the calling thread (before any driver call there).
     pub fn bind(&self) -> Result<()> {
         self.ctx.bind_to_thread().map_err(cuda)
     }
 
+    /// A new stream in this GPU's context.
     pub fn stream(&self) -> Result<Arc<CudaStream>> {
         self.ctx.new_stream().map_err(cuda)
     }
@@ -216,6 +229,8 @@ impl Gpu {
         }
     }
 
+    /// Enqueues `f` on `stream` over a `grid` of (x, y) blocks of `block` threads with `smem` bytes
+    /// of dynamic shared memory; `args` follow the kernel's ABI (cuda/README.md).
     pub fn launch(
         &self,
         stream: &CudaStream,
@@ -335,6 +350,7 @@ impl Gpu {
             .map_err(cuda)
     }
 
+    /// Sets `bytes` bytes at device address `dst` to zero, on `stream`.
     pub fn zero_bytes(&self, stream: &CudaStream, dst: u64, bytes: usize) -> Result<()> {
         // SAFETY: as for `zero_u32`: device memory of the caller's buffer.
         unsafe { sys::cuMemsetD8Async(dst, 0, bytes, stream.cu_stream()) }
@@ -342,6 +358,7 @@ impl Gpu {
             .map_err(cuda)
     }
 
+    /// Waits on the host until everything enqueued on `stream` has finished.
     pub fn sync(&self, stream: &CudaStream) -> Result<()> {
         stream.synchronize().map_err(cuda)
     }

@@ -40,8 +40,10 @@ use std::sync::{Arc, OnceLock};
 /// The kernels as embedded by the binary, registered once at start.
 static KERNELS: OnceLock<Result<Kernels, String>> = OnceLock::new();
 
+/// The kernels a binary embeds, handed to `register` at start.
 #[derive(Clone, Copy)]
 pub struct Kernels {
+    /// The fatbin nvcc made of cuda/provetop.cu.
     pub fatbin: &'static [u8],
     /// `sm_80,…,sm_90,compute_90`.
     pub archs: &'static str,
@@ -59,20 +61,30 @@ fn kernels() -> Result<Kernels, String> {
         .unwrap_or_else(|| Err("this program embeds no CUDA kernels".into()))
 }
 
+/// One GPU as `probe` found it.
 #[derive(Clone, Debug, Serialize)]
 pub struct GpuInfo {
+    /// The CUDA device ordinal.
     pub ordinal: usize,
+    /// The device's name (empty when no context could be created).
     pub name: String,
+    /// (major, minor); (0, 0) when unknown.
     pub compute_capability: (i32, i32),
+    /// Device memory in bytes; 0 when unknown.
     pub memory_bytes: u64,
     /// Whether our kernels loaded on it, or why not.
     pub usable: Result<(), String>,
 }
 
+/// What the cuda backend found on this machine: driver, kernels and GPUs, each with why not when
+/// missing.
 #[derive(Clone, Debug, Serialize)]
 pub struct Probe {
+    /// The driver's CUDA version (`CUDA 12.4`), or why there is no usable driver.
     pub driver: Result<String, String>,
+    /// The architectures the embedded kernels are built for, or why the binary has none.
     pub kernels: Result<String, String>,
+    /// Every GPU the driver lists, usable or not (empty without a driver).
     pub gpus: Vec<GpuInfo>,
 }
 

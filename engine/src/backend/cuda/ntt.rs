@@ -41,6 +41,7 @@ fn smem(k: u32) -> u32 {
 
 /// Twiddles and coset factors of one domain size, resident on the device.
 pub struct Tables {
+    /// log2 of the domain's size.
     pub k: u32,
     consts: DevBuf,
     omegas: DevBuf,
@@ -49,6 +50,8 @@ pub struct Tables {
 }
 
 impl Tables {
+    /// Computes the constants, twiddles and coset factors of the 2^`k` domain on the device (on
+    /// `s`, waited for).
     pub fn build(gpu: &Arc<Gpu>, s: &CudaStream, k: u32) -> Result<Tables> {
         let n = 1usize << k;
         let consts = gpu.alloc(PT_NTT_C_COUNT as usize * FR, VramPurpose::Scratch)?;
@@ -97,6 +100,7 @@ impl Tables {
         self.consts.ptr + i * FR as u64
     }
 
+    /// Device bytes the tables hold.
     pub fn bytes(&self) -> usize {
         self.consts.bytes + self.omegas.bytes + self.g_fwd.bytes + self.g_inv.bytes
     }

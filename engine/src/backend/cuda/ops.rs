@@ -12,11 +12,16 @@ use super::gpu::{Arg, DevBuf};
 use super::{msm, ntt};
 use crate::telemetry::accounting::VramPurpose;
 
+/// Which transform `ntt` runs, all in natural order in and out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NttKind {
+    /// y_i = Σ_j x_j ω^ij.
     Forward,
+    /// The inverse of `Forward` (scaled by 1/n).
     Inverse,
+    /// The forward transform of x_j · g^j: evaluations on the coset g·ω^i.
     CosetForward,
+    /// The inverse of `CosetForward`: coefficients from evaluations on the coset g·ω^i.
     CosetInverse,
 }
 
@@ -208,12 +213,16 @@ struct MsmBuffers<'a> {
 /// the pinned ring the executor uses, and straight from pageable memory.
 #[derive(Clone, Copy, Debug)]
 pub struct UploadRates {
+    /// From page-locked memory alone (no host copy): the link's own rate.
     pub pinned: f64,
+    /// From pageable memory through the executor's pinned staging ring.
     pub staged: f64,
+    /// From pageable memory straight (the driver's own staging).
     pub pageable: f64,
 }
 
 impl CudaExecutor {
+    /// Times one upload of `bytes` (at least 1 MiB) each way, after a 1 MiB warm-up; rates in GB/s.
     pub fn upload_rates(&self, bytes: usize) -> Result<UploadRates> {
         use super::pinned::Staging;
         use std::time::Instant;

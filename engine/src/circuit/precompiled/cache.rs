@@ -13,6 +13,8 @@ use crate::circuit::{Shape, Workload};
 use crate::params::cache::{cache_root, room_for, Origin};
 use crate::params::setup::Progress;
 
+/// The on-disk cache of recorded circuits (`.r1cs` files), in the params cache's folder unless told
+/// otherwise.
 pub struct CircuitCache {
     dir: PathBuf,
 }
@@ -25,10 +27,13 @@ impl CircuitCache {
         }
     }
 
+    /// The folder the recorded circuits are kept in.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The file of `workload`'s recorded circuit: `<label>-<first 16 hex digits of the
+    /// digest>.r1cs` in `dir`.
     pub fn path_for(&self, workload: &Workload, shape: &Shape) -> PathBuf {
         self.dir
             .join(format!("{}-{}.r1cs", workload.label(), &shape.digest[..16]))

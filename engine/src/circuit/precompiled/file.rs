@@ -103,14 +103,20 @@ fn read(mut r: impl Read, len: u64) -> Result<Precompiled> {
     if &h[..8] != MAGIC {
         bail!("not a recorded circuit");
     }
-    let word = |at: usize| u32::from_le_bytes(h[at..at + 4].try_into().unwrap());
+    let word = |at: usize| u32::from_le_bytes(h[at..at + 4].try_into().expect("a 4-byte slice"));
     if word(HEADER - 4) != crc32fast::hash(&h[..HEADER - 4]) {
         bail!("its header is damaged (CRC mismatch)");
     }
     if word(8) != VERSION {
         bail!("format version {}, this build reads {VERSION}", word(8));
     }
-    let count = |i: usize| u64::from_le_bytes(h[12 + 8 * i..20 + 8 * i].try_into().unwrap());
+    let count = |i: usize| {
+        u64::from_le_bytes(
+            h[12 + 8 * i..20 + 8 * i]
+                .try_into()
+                .expect("an 8-byte slice"),
+        )
+    };
     let [ni, na, nc, nt, nnz_a, nnz_b, nnz_c] = std::array::from_fn(count);
     // The counts must add up to the file's length (checked arithmetic: they are not trusted
     // yet), which also bounds every allocation below by the file's size.
@@ -144,9 +150,10 @@ fn read(mut r: impl Read, len: u64) -> Result<Precompiled> {
     if crc.finalize() != word(HEADER - 8) {
         bail!("its contents are damaged (CRC mismatch)");
     }
+    // The table is `nt * 32` bytes, so every chunk is a whole element.
     let table = table
         .chunks(32)
-        .map(|b| Option::from(Scalar::from_bytes_le(b.try_into().unwrap())))
+        .map(|b| Option::from(Scalar::from_bytes_le(b.try_into().expect("32-byte chunks"))))
         .collect::<Option<Vec<Scalar>>>()
         .context("a coefficient outside the field")?;
     if table.len() < 2 || table[0] != Scalar::ONE || table[1] != -Scalar::ONE {

@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::circuit::Density;
 
+/// One constraint matrix in CSR (CSR-FORMAT.md): row offsets, and per entry a column of the
+/// assignment and an index into the coefficient table.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Csr {
     pub(super) row_ptr: Vec<u32>,
@@ -27,18 +29,22 @@ impl Default for Csr {
 }
 
 impl Csr {
+    /// Row r's entries are `row_ptr[r]..row_ptr[r + 1]`; `rows() + 1` offsets starting at 0.
     pub fn row_ptr(&self) -> &[u32] {
         &self.row_ptr
     }
 
+    /// Each entry's column in the assignment [inputs (the constant one first)…, aux…].
     pub fn cols(&self) -> &[u32] {
         &self.cols
     }
 
+    /// Each entry's coefficient, as an index into the circuit's table.
     pub fn coeff(&self) -> &[u32] {
         &self.coeff
     }
 
+    /// Rows of the matrix.
     pub fn rows(&self) -> usize {
         self.row_ptr.len() - 1
     }
@@ -48,6 +54,7 @@ impl Csr {
         self.cols.len()
     }
 
+    /// Host bytes of its three arrays.
     pub fn bytes(&self) -> usize {
         4 * (self.row_ptr.len() + self.cols.len() + self.coeff.len())
     }

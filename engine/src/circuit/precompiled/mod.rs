@@ -52,14 +52,17 @@ impl Precompiled {
         self.num_inputs
     }
 
+    /// Aux (private) variables.
     pub fn num_aux(&self) -> usize {
         self.num_aux
     }
 
+    /// Constraints of the circuit, without the input rows.
     pub fn num_constraints(&self) -> usize {
         self.num_constraints
     }
 
+    /// Hex SHA-256 of the shape it was recorded for (its cache key).
     pub fn digest(&self) -> &str {
         &self.digest
     }
@@ -69,6 +72,7 @@ impl Precompiled {
         self.num_constraints + self.num_inputs
     }
 
+    /// The distinct coefficients the matrices index: 1 and −1 first.
     pub fn table(&self) -> &[Scalar] {
         &self.table
     }

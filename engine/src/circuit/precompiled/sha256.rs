@@ -17,10 +17,13 @@ use ff::Field;
 /// A bit as the gadget's `Boolean` holds it, by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bit {
+    /// A constant bit, never allocated.
     Constant(bool),
     /// An allocated bit holding `value`, used negated (`Boolean::Not`) or not (`Boolean::Is`).
     Var {
+        /// The allocated bit's value.
         value: bool,
+        /// Whether the bit is used negated (`Boolean::Not`).
         negated: bool,
     },
 }
@@ -42,6 +45,7 @@ impl Bit {
         })
     }
 
+    /// The bit's value as the circuit uses it (negation applied).
     pub fn value(self) -> bool {
         match self {
             Bit::Constant(c) => c,

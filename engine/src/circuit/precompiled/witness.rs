@@ -10,7 +10,9 @@ use ff::Field;
 /// A partition's assignment: inputs (the constant one first) and aux, in allocation order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Witness {
+    /// Public inputs, the constant one first.
     pub input: Vec<Scalar>,
+    /// Aux (private) variables, in allocation order.
     pub aux: Vec<Scalar>,
 }
 
@@ -21,6 +23,7 @@ impl Witness {
     }
 }
 
+/// A constraint system that records the witness alone: allocations run, `enforce` does nothing.
 #[derive(Clone, Debug)]
 pub struct WitnessCs {
     w: Witness,
@@ -43,6 +46,7 @@ impl WitnessCs {
         &mut self.w.aux
     }
 
+    /// The witness allocated so far.
     pub fn finish(self) -> Witness {
         self.w
     }

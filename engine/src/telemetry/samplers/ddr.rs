@@ -37,10 +37,17 @@ const CALIBRATION_BURSTS: usize = 5;
 /// A perf event described by sysfs: PMU type, config words, bytes per count.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PmuEvent {
+    /// The PMU's sysfs name (`uncore_imc_0`, `amd_umc_0`).
     pub pmu: String,
+    /// `perf_event_attr.type`, from the PMU's `type` file.
     pub pmu_type: u32,
+    /// `config`, `config1` and `config2` of `perf_event_attr`, from the event's terms and the PMU's
+    /// `format/`.
     pub config: [u64; 3],
+    /// Bytes of DRAM traffic one count stands for (the event's scale and unit; 64 for a CAS
+    /// command).
     pub bytes_per_count: f64,
+    /// The CPUs to open the event on (the PMU's cpumask; CPU 0 when it has none).
     pub cpus: Vec<i32>,
 }
 
@@ -413,6 +420,7 @@ fn stream(words: &[u64]) -> u64 {
 /// What one burst did.
 #[derive(Clone, Copy, Debug)]
 pub struct Burst {
+    /// Bytes read.
     pub bytes: u64,
     /// CPU time of the streaming read.
     pub read_ns: u64,
@@ -421,11 +429,14 @@ pub struct Burst {
 }
 
 impl Burst {
+    /// Bytes read per second of the read's CPU time.
     pub fn bytes_per_second(&self) -> f64 {
         self.bytes as f64 * 1e9 / self.read_ns.max(1) as f64
     }
 }
 
+/// The software bandwidth probe: a buffer streamed one burst at a time, flushed from the caches
+/// between bursts on x86-64 (elsewhere four times the LLC, walked in turn).
 pub struct Probe {
     buf: Vec<u64>,
     burst_words: usize,
@@ -551,6 +562,7 @@ pub struct Pressure {
 }
 
 impl Pressure {
+    /// Starts from an idle calibration of `idle` bytes per second.
     pub fn new(idle: f64) -> Self {
         Pressure {
             idle,
@@ -558,6 +570,7 @@ impl Pressure {
         }
     }
 
+    /// The idle bandwidth now, bytes per second (raised when recent bursts beat it).
     pub fn idle(&self) -> f64 {
         self.idle
     }

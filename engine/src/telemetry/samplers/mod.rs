@@ -32,22 +32,32 @@ use super::{metrics, Bus, Clock, Event, Sample};
 /// samplers know nothing of the pipeline).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Depths {
+    /// Partitions waiting for synthesis.
     pub pending: usize,
+    /// Partitions in synthesis.
     pub synthesizing: usize,
+    /// Synthesised partitions waiting for a device.
     pub queued: usize,
+    /// Partitions on a device or in the finalizer.
     pub proving: usize,
 }
 
+/// Reads the engine's depths; None once the engine is gone, which stops the pipeline sampler.
 pub type DepthsFn = Box<dyn Fn() -> Option<Depths> + Send + 'static>;
 
 /// What to sample.
 pub struct SamplerOptions {
     /// GPUs (NVML indices) to watch; empty means all.
     pub gpus: Vec<u32>,
+    /// Whether to run the NVML sampler (GPU utilisation, clocks, power, PCIe).
     pub nvml: bool,
+    /// Whether to run the system sampler (per-core CPU, host RAM, process RSS).
     pub system: bool,
+    /// Whether to run the thread-pool CPU sampler.
     pub pools: bool,
+    /// Whether to run the DDR bandwidth sampler.
     pub ddr: bool,
+    /// The byte accounting to sample (VRAM, PCIe) and to give the DDR sampler; None samples none.
     pub accounting: Option<&'static Accounting>,
     /// The engine's depths; the sampler stops when it returns `None` (the engine is gone).
     pub depths: Option<DepthsFn>,

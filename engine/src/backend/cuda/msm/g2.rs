@@ -15,7 +15,9 @@ use super::{g2_jacobian, Config, Layout, G2_JACOBIAN};
 /// What the host needs to combine a G2 MSM's window sums: how many, and their width in bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct G2Windows {
+    /// Window sums, one per window of `c` bits.
     pub count: usize,
+    /// Window width in bits.
     pub c: u32,
 }
 

@@ -54,25 +54,44 @@ pub fn g2_jacobian(bytes: &[u8]) -> blstrs::G2Projective {
 /// The launch configuration of one MSM (`pt_msm_config`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
+    /// Window width in bits.
     pub c: u32,
+    /// Windows (bucket sets): ⌈255 / c⌉ for a plain MSM.
     pub nwin: u32,
+    /// Buckets per window: 2^(c−1), for signed digits of magnitude 1..=2^(c−1).
     pub nb: u32,
+    /// Sorted entries per accumulation thread (a power of two).
     pub chunk: u32,
+    /// Accumulation threads per window: ⌈n / chunk⌉.
     pub nchunk: u32,
+    /// Buckets per bucket-reduction thread (4..=64).
     pub bseg: u32,
+    /// Bucket-reduction threads per window: nb / bseg.
     pub nbseg: u32,
+    /// First-stage reduction group: min(256, nbseg).
     pub rgrp: u32,
+    /// First-stage reduction groups per window: nbseg / rgrp.
     pub nred: u32,
     /// Batch-affine levels (0: XYZZ accumulation only) and their buffer geometry.
     pub alv: u32,
+    /// Level-0 outputs per window at most, n/2 + min(n, nb): buffer A's stride.
     pub astr_a: u32,
+    /// Level-1 outputs per window at most, n/4 + min(n, nb): buffer B's stride.
     pub astr_b: u32,
+    /// Outputs of the last affine level per window at most, n/2^alv + min(n, nb).
     pub fstr: u32,
+    /// Entries of buffer A (and of its precomputed inverses): max(astr_a, min(GROUP, nwin ·
+    /// astr_a)).
     pub aent: u32,
+    /// Entries of buffer B: max(astr_b, min(GROUP, nwin · astr_b)).
     pub aentb: u32,
+    /// Windows per affine group: clamp(aent / astr_a, 1, nwin).
     pub agw: u32,
+    /// Level-0 blocks per window: ⌈astr_a / (K · THREADS)⌉.
     pub ablk: u32,
+    /// Final-pass entries per thread: a power of two ≥ 8, with agw · anchunk ≤ FINAL.
     pub achunk: u32,
+    /// Final-pass threads per window: ⌈fstr / achunk⌉.
     pub anchunk: u32,
 }
 
@@ -87,6 +106,7 @@ fn log2_ceil(n: u64) -> u32 {
 
 /// The narrowest window a configuration takes, and so the most windows an MSM has.
 const WINDOW_MIN: u32 = 5;
+/// The most windows an MSM has: ⌈255 / 5⌉, at the narrowest window; bounds G2's window sums.
 pub const WINDOWS_MAX: usize = 255usize.div_ceil(WINDOW_MIN as usize);
 
 /// The default window for an MSM of `m` points: ceil(log2 m) − 4, within 5..=22.
@@ -231,6 +251,7 @@ pub struct Layout {
     ahead: usize,
     atail: usize,
     aedge: usize,
+    /// Bytes of the whole scratch allocation.
     pub total: usize,
 }
 

@@ -12,7 +12,9 @@ use super::{Config, Layout, AFFINE, XYZZ};
 /// 2^(c·w)·P, so all windows share one set of buckets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shifted {
+    /// Window width in bits (8..=24).
     pub c: u32,
+    /// Copies of every base: ⌈255 / c⌉.
     pub windows: u32,
 }
 
