@@ -20,6 +20,7 @@ struct Inner {
     disabled: AtomicBool,
 }
 
+/// The publisher side; clones share one set of subscribers.
 #[derive(Clone, Default)]
 pub struct Bus {
     inner: Arc<Inner>,
@@ -27,17 +28,20 @@ pub struct Bus {
 
 /// The receiving end of a subscription, with the count of events it missed.
 pub struct Subscription {
+    /// Events in publication order, less those dropped while it was full.
     pub rx: Receiver<Event>,
     dropped: Arc<AtomicU64>,
 }
 
 impl Subscription {
+    /// Events this subscriber lost because its channel was full, since it subscribed.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
 }
 
 impl Bus {
+    /// A bus with no subscribers yet.
     pub fn new() -> Self {
         Bus::default()
     }
@@ -49,10 +53,12 @@ impl Bus {
         bus
     }
 
+    /// False for `Bus::disabled`: publishers may skip building events.
     pub fn is_enabled(&self) -> bool {
         !self.inner.disabled.load(Ordering::Relaxed)
     }
 
+    /// A new subscriber that buffers up to `capacity` events; it sees events published from now.
     pub fn subscribe(&self, capacity: usize) -> Subscription {
         let (tx, rx) = bounded(capacity);
         let dropped = Arc::new(AtomicU64::new(0));
@@ -63,6 +69,8 @@ impl Bus {
         Subscription { rx, dropped }
     }
 
+    /// Sends `event` to every subscriber without blocking; a full one counts it as dropped,
+    /// a dropped receiver is unsubscribed.
     pub fn publish(&self, event: Event) {
         if !self.is_enabled() {
             return;

@@ -11,8 +11,11 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
+    /// `cuda` where a GPU and its driver can be used, else `cpu`.
     Auto,
+    /// CPU executors only (`cpu_devices` of them).
     Cpu,
+    /// The GPUs in `devices`.
     Cuda,
 }
 
@@ -26,6 +29,7 @@ impl fmt::Display for BackendKind {
     }
 }
 
+/// How a device's workers share it (`lock`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LockStrategy {
     /// One mutex per device around a partition's whole GPU region.
@@ -39,18 +43,25 @@ pub enum LockStrategy {
     None,
 }
 
+/// Where B's MSM in G2 runs (`b_g2_on`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Placement {
+    /// On the host, in the finalizer (`prover` pool).
     Cpu,
+    /// On the device, in the partition's region (the cuda backend only).
     Gpu,
 }
 
+/// Whether the SRS stays on the device between partitions (`srs_residency`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Residency {
+    /// The engine's choice; today the same as `device`.
     Auto,
+    /// Uploaded again for every partition, without H's shifted copies.
     Host,
+    /// Uploaded once per parameter set and kept on the device.
     Device,
 }
 
@@ -58,8 +69,10 @@ pub enum Residency {
 /// with one inversion per batch before the XYZZ pass (correct, slower on the H200 at 2^24).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Accumulation {
+    /// XYZZ additions into the buckets (the default).
     #[serde(rename = "xyzz")]
     Xyzz,
+    /// Pairwise affine levels with one inversion per batch, then the XYZZ pass.
     #[serde(rename = "batch-affine")]
     BatchAffine,
 }
@@ -69,14 +82,18 @@ pub enum Accumulation {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ShiftedBases {
+    /// H over its shifted copies when they fit in VRAM, else over its bases.
     Auto,
+    /// H over its bases as they are.
     Off,
 }
 
 /// A memory budget: `auto` or a number of bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Budget {
+    /// The engine's choice (host: four fifths of available memory; VRAM: the driver's limit).
     Auto,
+    /// A cap in bytes.
     Bytes(u64),
 }
 
@@ -138,28 +155,45 @@ impl fmt::Display for Budget {
     }
 }
 
+/// The `[engine]` table: what the engine runs with; a missing field takes its default.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct EngineConfig {
+    /// Which executors prove (startup only).
     pub backend: BackendKind,
     /// GPU ordinals; empty means all.
     pub devices: Vec<u32>,
+    /// Executors on the cpu backend, each with its own pool, 1 to 64.
     pub cpu_devices: usize,
+    /// Workers (partitions in flight) per GPU, 1 to 16.
     pub gpu_workers_per_device: usize,
+    /// How a device's workers share it.
     pub lock: LockStrategy,
+    /// Partitions synthesised at once, 1 to `MAX_WORKERS`.
     pub synthesis_workers: usize,
+    /// Threads synthesising, shared out among the synthesis workers, 1 to `MAX_THREADS`.
     pub synthesis_threads: usize,
+    /// Threads of the `prover` pool (finalize, verify, B in G2 on the host), 1 to `MAX_THREADS`.
     pub prover_threads: usize,
     /// Synthesis computes the witness alone and a, b, c come from the circuit's recorded
     /// matrices (`abc_eval`); `false` builds every constraint's linear combinations.
     pub precompiled: bool,
+    /// Synthesis lays each witness out in a page-locked block, so a worker uploads before its
+    /// lock; `false` copies through a staging ring under the lock.
     pub prestage: bool,
+    /// MSMs queued back to back on the stream; `false` synchronises after each (for comparison).
     pub msm_double_buffer: bool,
+    /// How the MSM kernels accumulate their buckets (startup only).
     pub msm_accumulation: Accumulation,
+    /// Whether H's MSM uses shifted copies of its bases (startup only).
     pub shifted_bases: ShiftedBases,
+    /// Where B's MSM in G2 runs.
     pub b_g2_on: Placement,
+    /// Whether the SRS stays on the device (from the next job).
     pub srs_residency: Residency,
+    /// Cap on host memory held by partitions between synthesis and their proof.
     pub host_memory_budget: Budget,
+    /// Cap on the VRAM the engine holds on each device.
     pub vram_budget: Budget,
     /// The keys set to `auto` (of [`AUTO_KEYS`]), each with why the engine chose its value;
     /// `None` until the engine has resolved it (the field then holds a placeholder).
@@ -177,6 +211,7 @@ pub const AUTO_KEYS: [&str; 6] = [
     "b_g2_on",
 ];
 
+/// Cores available to the process (1 where unknown): the `auto` thread counts.
 pub fn cores() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -212,7 +247,9 @@ impl Default for EngineConfig {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{key}: {message}")]
 pub struct ConfigError {
+    /// The key as given, known or not.
     pub key: String,
+    /// What was wrong, e.g. what the key expects and what it got.
     pub message: String,
 }
 
@@ -236,6 +273,7 @@ pub enum Liveness {
     Startup,
 }
 
+/// Every `[engine]` key `set` and `get` take, in the config file's order.
 pub const KEYS: [&str; 17] = [
     "backend",
     "devices",
@@ -292,6 +330,7 @@ fn parse_enum<T: for<'de> Deserialize<'de>>(
 }
 
 impl EngineConfig {
+    /// When a change to `key` takes effect; `None` for an unknown key.
     pub fn liveness(key: &str) -> Option<Liveness> {
         match key {
             // The kernels' accumulation and H's resident copies are chosen once per process.

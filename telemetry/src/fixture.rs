@@ -18,17 +18,23 @@ const S: Nanos = 1_000_000_000;
 const MS: Nanos = 1_000_000;
 const GIB: f64 = (1u64 << 30) as f64;
 
+/// The shape of a made-up session; `Spec::gpus`, `Spec::cpu` and `Spec::busy_gpu` are the
+/// ones the tests use.
 #[derive(Clone, Debug)]
 pub struct Spec {
     /// GPUs (`gpu0`…) or, when `gpu` is false, CPU executors (`cpu0`…).
     pub devices: usize,
+    /// Whether the devices are GPUs (with copy lanes and NVML samples) or CPU executors.
     pub gpu: bool,
+    /// Worker lanes per device, at least 1; regions go to them in turn.
     pub workers: u32,
+    /// The session's length (seconds).
     pub seconds: u64,
     /// A partition's GPU region, about.
     pub partition_ms: u64,
     /// Kernel spans each compute stage is split into (the benchmark's density).
     pub kernels: usize,
+    /// Samples of each metric per second.
     pub sample_hz: u64,
     /// The made-up host's cores.
     pub cores: usize,
@@ -36,7 +42,9 @@ pub struct Spec {
     /// second, NVML's PCIe and memory-controller counters, GPM, the copy accounting's byte
     /// totals, the memory probe's own figures), as a recording of a real rig holds them.
     pub every_sampler: bool,
+    /// What happens beside the proofs.
     pub story: Story,
+    /// Seeds the generator of region lengths, gaps and sampled values.
     pub seed: u64,
 }
 
@@ -116,6 +124,7 @@ impl Lcg {
     }
 }
 
+/// The session header for `spec`: its machine, devices and a default configuration.
 pub fn session(spec: &Spec) -> SessionInfo {
     let devices = (0..spec.devices)
         .map(|i| {
@@ -221,6 +230,7 @@ impl Gen {
     }
 }
 
+/// The session's events, in time order (`Event::time`).
 pub fn events(spec: &Spec) -> Vec<Event> {
     let mut g = Gen {
         out: vec![],

@@ -10,6 +10,8 @@
 //! commands write), `text` (strings from files made safe for a terminal) and `fixture` (a
 //! made-up session for tests and benchmarks).
 
+#![warn(missing_docs)]
+
 mod bus;
 mod clock;
 pub mod config;

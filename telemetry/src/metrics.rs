@@ -9,19 +9,27 @@ pub const VRAM_USED: &str = "vram.used";
 pub const VRAM_USED_PREFIX: &str = "vram.used.";
 /// VRAM reserved on the device as NVML sees it, all processes (bytes).
 pub const VRAM_RESERVED: &str = "vram.reserved";
+/// The device's memory, NVML's total (bytes).
 pub const VRAM_TOTAL: &str = "vram.total";
-/// PCIe rates from the engine's own copy accounting (bytes per second).
+/// Host-to-device rate from the engine's own copy accounting (bytes per second).
 pub const PCIE_H2D: &str = "pcie.h2d";
+/// Device-to-host rate from the engine's own copy accounting (bytes per second).
 pub const PCIE_D2H: &str = "pcie.d2h";
-/// PCIe rates as NVML reports them (bytes per second).
+/// Rate out of the GPU as NVML reports it (bytes per second).
 pub const NVML_PCIE_TX: &str = "nvml.pcie.tx";
+/// Rate into the GPU as NVML reports it (bytes per second).
 pub const NVML_PCIE_RX: &str = "nvml.pcie.rx";
 /// The link's ceiling for the generation and width in use (bytes per second).
 pub const PCIE_CEILING: &str = "pcie.ceiling";
+/// Fraction of time a kernel ran on the device (0..1).
 pub const GPU_UTIL: &str = "gpu.util";
+/// SM clock (hertz).
 pub const GPU_SM_CLOCK: &str = "gpu.clock.sm";
+/// Memory clock (hertz).
 pub const GPU_MEM_CLOCK: &str = "gpu.clock.mem";
+/// Board power draw (watts).
 pub const GPU_POWER: &str = "gpu.power";
+/// GPU die temperature (degrees Celsius).
 pub const GPU_TEMP: &str = "gpu.temp";
 /// Hopper GPM: DRAM bandwidth utilisation (0..1).
 pub const GPU_DRAM_UTIL: &str = "gpu.dram_util";
@@ -35,28 +43,39 @@ pub const HOST_ENGINE_BYTES: &str = "host.engine_bytes";
 pub const CPU_POOL_PREFIX: &str = "cpu.pool.";
 /// Busy fraction of one core: `cpu.core.0`, …
 pub const CPU_CORE_PREFIX: &str = "cpu.core.";
+/// Host RAM in use by all processes (bytes).
 pub const HOST_RAM_USED: &str = "host.ram.used";
+/// Host RAM installed (bytes).
 pub const HOST_RAM_TOTAL: &str = "host.ram.total";
+/// This process's resident set (bytes).
 pub const PROCESS_RSS: &str = "process.rss";
-/// Pipeline depths: partitions waiting, in synthesis, synthesised and queued, on a device.
+/// Partitions submitted and not yet in synthesis (a count, host-wide).
 pub const PIPELINE_PENDING: &str = "pipeline.pending";
+/// Partitions in synthesis (a count, host-wide).
 pub const PIPELINE_SYNTHESIZING: &str = "pipeline.synthesizing";
+/// Partitions synthesised and waiting for a device (a count, host-wide).
 pub const PIPELINE_QUEUED: &str = "pipeline.queued";
+/// Partitions on a device or in their finalizer (a count, host-wide).
 pub const PIPELINE_PROVING: &str = "pipeline.proving";
 
-/// Cumulative PCIe bytes from the engine's copy accounting, per device (bytes).
+/// Bytes copied host-to-device since the start, from the engine's copy accounting.
 pub const PCIE_H2D_TOTAL: &str = "pcie.h2d.total";
+/// Bytes copied device-to-host since the start, from the engine's copy accounting.
 pub const PCIE_D2H_TOTAL: &str = "pcie.d2h.total";
-/// The link in use: PCIe generation and lane count.
+/// The PCIe generation of the link in use (5 for Gen5).
 pub const PCIE_LINK_GEN: &str = "pcie.link.gen";
+/// The lane count of the link in use (16 for x16).
 pub const PCIE_LINK_WIDTH: &str = "pcie.link.width";
-/// Hopper GPM PCIe rates (bytes per second): finer than `nvml.pcie.*`, where the driver allows.
+/// Hopper GPM rate out of the GPU (bytes per second): finer than `nvml.pcie.tx`, where the
+/// driver allows.
 pub const NVML_GPM_PCIE_TX: &str = "nvml.gpm.pcie.tx";
+/// Hopper GPM rate into the GPU (bytes per second): finer than `nvml.pcie.rx`.
 pub const NVML_GPM_PCIE_RX: &str = "nvml.gpm.pcie.rx";
 /// NVML memory-controller utilisation (0..1): time device memory was read or written.
 pub const GPU_MEM_UTIL: &str = "gpu.mem_util";
-/// Hopper GPM: SM utilisation and occupancy (0..1).
+/// Hopper GPM: fraction of SMs busy (0..1).
 pub const GPU_SM_UTIL: &str = "gpu.sm_util";
+/// Hopper GPM: warps resident per SM against the most it holds (0..1).
 pub const GPU_SM_OCCUPANCY: &str = "gpu.sm_occupancy";
 /// Where `host.ddr` comes from: one of `host.ddr.source.probe`, `host.ddr.source.intel_imc`,
 /// `host.ddr.source.amd_umc`, `host.ddr.source.resctrl_mbm`, with the value 1.
@@ -64,9 +83,9 @@ pub const HOST_DDR_SOURCE_PREFIX: &str = "host.ddr.source.";
 /// The software probe's idle calibration: the bandwidth one thread streams with nothing else
 /// running (bytes per second).
 pub const HOST_DDR_IDLE: &str = "host.ddr.idle";
-/// The probe's own cost: the fraction of one core it uses (0..1) and the bytes per second it
-/// reads, averaged over its period.
+/// The probe's own cost: the fraction of one core it uses (0..1), averaged over its period.
 pub const HOST_DDR_PROBE_DUTY: &str = "host.ddr.probe.duty";
+/// The bytes per second the probe reads, averaged over its period.
 pub const HOST_DDR_PROBE_BYTES: &str = "host.ddr.probe.bytes";
 /// Cumulative host memory traffic the engine accounts for (bytes).
 pub const HOST_ENGINE_BYTES_TOTAL: &str = "host.engine_bytes.total";

@@ -11,23 +11,50 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Why an output path is refused before any work starts (the CLI exits with 2).
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
+    /// The output is the same file as one of the command's inputs.
     #[error("{flag} {}: it is {what} {}: writing there would destroy it", out.display(), input.display())]
     IsInput {
+        /// The command-line flag that named the output (`--record`).
         flag: String,
+        /// The output as given.
         out: PathBuf,
+        /// What the input is, e.g. `the recording`.
         what: String,
+        /// The input as given.
         input: PathBuf,
     },
+    /// The output is a symbolic link.
     #[error("{flag} {}: is a symbolic link; give the file it points to", out.display())]
-    Symlink { flag: String, out: PathBuf },
+    Symlink {
+        /// The command-line flag that named the output.
+        flag: String,
+        /// The output as given.
+        out: PathBuf,
+    },
+    /// The output exists and overwriting was not asked for.
     #[error("{flag} {}: the file exists; add --force to overwrite it", out.display())]
-    Exists { flag: String, out: PathBuf },
+    Exists {
+        /// The command-line flag that named the output.
+        flag: String,
+        /// The output as given.
+        out: PathBuf,
+    },
+    /// The output is a folder.
     #[error("{flag} {}: is a folder, not a file", out.display())]
-    Folder { flag: String, out: PathBuf },
+    Folder {
+        /// The command-line flag that named the output.
+        flag: String,
+        /// The output as given.
+        out: PathBuf,
+    },
+    /// The output's folder does not exist.
     #[error("{flag} {}: no folder {} to write into", out.display(), dir.display())]
     NoFolder {
+        /// The command-line flag that named the output.
         flag: String,
+        /// The output as given.
         out: PathBuf,
+        /// The folder that is missing.
         dir: PathBuf,
     },
 }

@@ -5,31 +5,44 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::EngineConfig;
 
+/// The host the session ran on, as `MachineInfo::detect` found it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MachineInfo {
+    /// The kernel's hostname; empty where unreadable.
     pub hostname: String,
+    /// The OS and kernel release, e.g. `linux 6.8.0-45-generic`.
     pub os: String,
+    /// The CPU's model name, or the architecture where `/proc/cpuinfo` has none.
     pub cpu: String,
+    /// Cores available to the process.
     pub cores: usize,
+    /// Host RAM (bytes); 0 where unknown.
     pub memory_bytes: u64,
 }
 
+/// A device the engine proves on: a GPU or a CPU executor.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     /// `gpu0`, `cpu0`: the name used by lanes and samples.
     pub id: String,
     /// `NVIDIA H200`, `CPU executor (8 threads)`.
     pub name: String,
+    /// `gpu` or `cpu`.
     pub kind: String,
+    /// The device's own memory (bytes); 0 for a CPU executor.
     pub memory_bytes: u64,
     /// PCIe generation and width, where known.
     pub pcie: Option<(u32, u32)>,
 }
 
+/// A session's description: a recording's header, the dashboard's header line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
+    /// The host it ran on, as detected at the start.
     pub machine: MachineInfo,
+    /// The devices in service at the start.
     pub devices: Vec<DeviceInfo>,
+    /// The engine's configuration at the start; `Config` events change it.
     pub config: EngineConfig,
     /// The workload's label, e.g. `synthetic-k14`.
     pub workload: String,
@@ -38,6 +51,7 @@ pub struct SessionInfo {
 }
 
 impl MachineInfo {
+    /// Reads the host's description from `/proc`; what it cannot read stays empty or 0.
     pub fn detect() -> Self {
         fn read(path: &str) -> Option<String> {
             std::fs::read_to_string(path)

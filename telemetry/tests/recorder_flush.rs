@@ -1,6 +1,9 @@
 //! A recorder killed at any moment loses at most a second: whatever reached it half a second
 //! ago (plus scheduling) is in the file, framed and readable, while it still runs.
 
+// A failed unwrap here fails the test where it happened, helpers included.
+#![allow(clippy::unwrap_used)]
+
 use provetop_telemetry::fixture::{self, Spec};
 use provetop_telemetry::record::{Record, Recorder, RecorderOptions, Recording};
 use provetop_telemetry::{Bus, Event, Mark};

@@ -28,10 +28,14 @@ const WORKER_TID0: u32 = 100;
 /// Overlap tracks of a lane: its tid plus this, times the track.
 const OVERLAP: u32 = 10_000;
 
+/// What a trace holds, by kind of trace event (metadata events not counted).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// `X` slices: spans and holes.
     pub slices: u64,
+    /// `C` counter events: samples.
     pub counters: u64,
+    /// `i` instants: config changes, marks, proofs and warnings.
     pub instants: u64,
 }
 

@@ -110,10 +110,12 @@ pub fn attribute<'a>(
 }
 
 impl GapAnalyzer {
+    /// An analyser that has seen nothing.
     pub fn new() -> Self {
         GapAnalyzer::default()
     }
 
+    /// Takes in one event, in any order; events it has no use for are ignored.
     pub fn observe(&mut self, ev: &Event) {
         match ev {
             Event::Span(s) => self.add_span(s),
@@ -187,6 +189,7 @@ impl GapAnalyzer {
         self.levels.add(s);
     }
 
+    /// A span: compute, copies, preparation, lock waits and regions, by its lane's device.
     pub fn add_span(&mut self, s: &Span) {
         if s.end <= s.start {
             return;

@@ -6,15 +6,28 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum GapCause {
+    /// A worker of the device is allocating device memory.
     Alloc,
+    /// A host-to-device copy is in flight.
     Upload,
+    /// A worker is preparing inputs on the CPU inside its region.
     Prep,
+    /// A device-to-host copy is in flight.
     Download,
-    LockHeld { holder: Option<u32> },
+    /// A worker waits for the device's lock while another holds it.
+    LockHeld {
+        /// The holder's worker number; `None` when no holder's region is in sight.
+        holder: Option<u32>,
+    },
+    /// A worker is inside a partition's region but no span says what it does.
     Unattributed,
+    /// Synthesised partitions wait but no worker of this device has taken one.
     Queued,
+    /// Nothing is queued, but another device's worker holds a partition it waits to compute.
     Imbalance,
+    /// Nothing is ready and partitions are being synthesised.
     WaitingSynthesis,
+    /// Nothing is ready or being synthesised.
     NoWork,
 }
 
@@ -34,6 +47,7 @@ impl GapCause {
         "no_work",
     ];
 
+    /// The cause's key in `KEYS` (its serde tag).
     pub fn key(&self) -> &'static str {
         Self::KEYS[self.index()]
     }

@@ -49,6 +49,7 @@ pub struct GapDetail<T> {
     /// (no span since that one: host work the engine does not time) or `unknown`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub lock_held: BTreeMap<String, T>,
+    /// Why allocations waited and the memory at stake; `None` when no time went to `alloc`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alloc: Option<AllocDetail<T>>,
     /// `memory_bandwidth`, `cores`, `workers` or `unknown`.

@@ -63,8 +63,11 @@ use crate::Nanos;
 /// A stretch of a gap with one cause.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GapSegment {
+    /// Where it begins (nanoseconds since session start).
     pub start: Nanos,
+    /// Where it ends, exclusive (nanoseconds since session start).
     pub end: Nanos,
+    /// Why the device was idle; flattened into the segment's JSON as `cause` (and `holder`).
     #[serde(flatten)]
     pub cause: GapCause,
 }
@@ -72,12 +75,16 @@ pub struct GapSegment {
 /// A maximal interval with no compute on a device, cut into segments by cause.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Gap {
+    /// Where it begins (nanoseconds since session start).
     pub start: Nanos,
+    /// Where it ends, exclusive (nanoseconds since session start).
     pub end: Nanos,
+    /// Its stretches by cause, in time order, covering `start..end`.
     pub segments: Vec<GapSegment>,
 }
 
 impl Gap {
+    /// Its length (nanoseconds).
     pub fn duration(&self) -> Nanos {
         self.end - self.start
     }
@@ -109,8 +116,11 @@ impl Gap {
 /// One device's gaps over a window.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DeviceGaps {
+    /// The device id (`gpu0`).
     pub device: String,
+    /// The window's start (nanoseconds since session start).
     pub from: Nanos,
+    /// The window's end (nanoseconds since session start).
     pub to: Nanos,
     /// Time with at least one compute span.
     pub busy: Nanos,
@@ -120,6 +130,7 @@ pub struct DeviceGaps {
     pub by_cause: BTreeMap<&'static str, Nanos>,
     /// What lies behind `lock_held`, `alloc`, `waiting_synthesis` and `no_work`.
     pub detail: GapDetail<Nanos>,
+    /// The gaps in the window, in time order.
     pub gaps: Vec<Gap>,
 }
 

@@ -15,7 +15,9 @@ use crate::{ConfigChange, Event, Lane, LogLine, Mark, ProofRecord, Sample, Span,
 
 /// One hostile file: its kind and number in the name (`expanding-0042`), and its bytes.
 pub struct Case {
+    /// `<kind>-<number>`, the number four digits wide; a file name for the fuzz corpus.
     pub name: String,
+    /// The whole file.
     pub bytes: Vec<u8>,
 }
 

@@ -48,12 +48,16 @@ use crate::{Event, Nanos};
 /// window a run reported over.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
+    /// An event as the bus carried it.
     Event(Event),
+    /// Events lost between two times.
     Hole(Hole),
     /// The window a run reported on (a bench: from its first submission to its last result),
     /// so a summary of the recording measures busy time over the same window as the run did.
     Run {
+        /// The window's start (nanoseconds since session start).
         start: Nanos,
+        /// The window's end (nanoseconds since session start).
         end: Nanos,
     },
 }
@@ -74,10 +78,15 @@ impl Record {
 /// or by the bus because the recorder fell behind it (`other`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Hole {
+    /// The earliest time the lost events cover (nanoseconds since session start).
     pub from: Nanos,
+    /// The latest time the lost events cover (nanoseconds since session start).
     pub to: Nanos,
+    /// Samples lost.
     pub samples: u64,
+    /// Spans lost.
     pub spans: u64,
+    /// Other events lost, and events the bus dropped before the recorder saw them.
     pub other: u64,
 }
 

@@ -22,6 +22,7 @@ pub enum Seek {
     Rewound,
 }
 
+/// A recording played back against the wall clock: transport, seeking and the records due.
 pub struct Player {
     rec: Recording<File>,
     next_frame: usize,
@@ -62,30 +63,37 @@ impl Player {
         }
     }
 
+    /// The recording played, its header's strings already made printable.
     pub fn recording(&self) -> &Recording<File> {
         &self.rec
     }
 
+    /// The session time playback starts at (`Recording::start`).
     pub fn start(&self) -> Nanos {
         self.start
     }
 
+    /// The session time playback ends at (`Recording::end_time`).
     pub fn end(&self) -> Nanos {
         self.end
     }
 
+    /// The session time of the records handed out so far.
     pub fn position(&self) -> Nanos {
         self.position
     }
 
+    /// Whether the position moves with the wall clock (false when paused or at the end).
     pub fn playing(&self) -> bool {
         self.playing
     }
 
+    /// The playback speed, 0.25 to 64 (1 is real time).
     pub fn speed(&self) -> f64 {
         self.speed
     }
 
+    /// Whether everything up to the end has been handed out.
     pub fn at_end(&self) -> bool {
         self.position >= self.end
     }
@@ -102,6 +110,7 @@ impl Player {
         t.min(self.end)
     }
 
+    /// Plays on from where playback is at `now`; nothing when already at the end.
     pub fn play(&mut self, now: Instant) {
         if self.target(now) >= self.end {
             return;
@@ -110,6 +119,7 @@ impl Player {
         self.playing = true;
     }
 
+    /// Holds playback where it is at `now`.
     pub fn pause(&mut self, now: Instant) {
         self.anchor = (now, self.target(now));
         self.playing = false;
@@ -167,10 +177,12 @@ impl Player {
         None
     }
 
+    /// The time of the first mark after `after`, if any.
     pub fn next_mark(&mut self, after: Nanos) -> Option<Nanos> {
         self.find_after(after, |r| matches!(r, Record::Event(Event::Mark(_))))
     }
 
+    /// The time of the first configuration change after `after`, if any.
     pub fn next_config(&mut self, after: Nanos) -> Option<Nanos> {
         self.find_after(after, |r| matches!(r, Record::Event(Event::Config(_))))
     }

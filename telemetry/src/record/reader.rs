@@ -18,55 +18,86 @@ use crate::Nanos;
 /// Why a file cannot be replayed at all (the CLI exits with 2).
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
+    /// The file could not be opened or read.
     #[error("{0}")]
     Io(#[from] io::Error),
+    /// The file has no bytes.
     #[error("an empty file, not a provetop recording")]
     Empty,
+    /// The file does not start with the recording's magic bytes.
     #[error("not a provetop recording (it does not start with provetop's magic bytes)")]
     NotRecording,
+    /// The file's format version is newer than `VERSION`.
     #[error(
         "a recording in format {found}, newer than this provetop reads (up to {supported}): \
          replay it with a newer provetop"
     )]
-    Newer { found: u16, supported: u16 },
+    Newer {
+        /// The file's version.
+        found: u16,
+        /// The newest version this reader reads.
+        supported: u16,
+    },
+    /// The header fails its checksum or its JSON does not parse; the text says which.
     #[error("the recording's header is damaged: {0}")]
     DamagedHeader(String),
+    /// The file ends before its header does.
     #[error("the recording is cut inside its header: {len} bytes, the header needs {need}")]
-    TruncatedHeader { len: u64, need: u64 },
+    TruncatedHeader {
+        /// The file's length (bytes).
+        len: u64,
+        /// The bytes the header needs.
+        need: u64,
+    },
 }
 
 /// An events frame: where it is and what it covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameInfo {
+    /// Where its header starts in the file (bytes).
     pub offset: u64,
+    /// Its length, header and stored payload (bytes).
     pub len: u64,
+    /// Its first record's time (nanoseconds since session start).
     pub t_first: Nanos,
+    /// Its last record's time (nanoseconds since session start).
     pub t_last: Nanos,
+    /// The records it holds, as its header claims.
     pub count: u32,
 }
 
 /// A stretch of the file that could not be read; reading went on after it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Damage {
+    /// Where it starts in the file (bytes).
     pub at: u64,
+    /// Its length (bytes).
     pub len: u64,
+    /// What was wrong, for a note.
     pub why: String,
 }
 
 /// Where reading stopped before the end of the file, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stop {
+    /// The file offset reading stopped at (bytes).
     pub at: u64,
+    /// Why: a cut, or the bound on decoded memory.
     pub why: String,
 }
 
 /// What a full read found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadReport {
+    /// The file's length (bytes).
     pub len: u64,
+    /// Events frames decoded.
     pub frames: usize,
+    /// Records decoded from them.
     pub records: u64,
+    /// Stretches skipped, in file order.
     pub damage: Vec<Damage>,
+    /// Where reading stopped before the end; `None` when it reached it.
     pub stop: Option<Stop>,
 }
 
@@ -92,6 +123,7 @@ impl ReadReport {
     }
 }
 
+/// The note for `s` in a file of `len` bytes, as `ReadReport::notes` gives it.
 pub fn stop_note(s: &Stop, len: u64) -> String {
     format!(
         "the recording stops at byte {} of {len}: {}; replaying what comes before",
@@ -104,6 +136,8 @@ pub fn stop_note(s: &Stop, len: u64) -> String {
 /// once however often it is read again.
 pub const DEFAULT_MAX_MEMORY: u64 = 512 << 20;
 
+/// A recording opened for reading: its header, its frames' index, frames decoded on demand
+/// under a bound on decoded memory.
 pub struct Recording<R = File> {
     src: R,
     max_memory: u64,
@@ -113,6 +147,7 @@ pub struct Recording<R = File> {
     /// Frames whose cost is in `decoded`.
     counted: Vec<bool>,
     len: u64,
+    /// The file header: the session, `t0` and the writer.
     pub header: Header,
     data_start: u64,
     frames: Vec<FrameInfo>,
@@ -124,6 +159,7 @@ pub struct Recording<R = File> {
 }
 
 impl Recording<File> {
+    /// Opens the file at `path`, reads its header and indexes its frames.
     pub fn open(path: &Path) -> Result<Recording<File>, OpenError> {
         Recording::from_reader(File::open(path)?)
     }
@@ -242,14 +278,17 @@ impl<R: Read + Seek> Recording<R> {
         Ok(())
     }
 
+    /// The file's length (bytes).
     pub fn len(&self) -> u64 {
         self.len
     }
 
+    /// Whether no events frame was found.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
     }
 
+    /// The events frames in file order, as far as reading goes.
     pub fn frames(&self) -> &[FrameInfo] {
         &self.frames
     }

@@ -25,16 +25,20 @@ use super::frame::{
 use super::{Hole, Record};
 use crate::{Bus, Event, Nanos, SessionInfo, Subscription};
 
+/// How a recorder frames, compresses and sheds load; `Default` is what `--record` uses.
 #[derive(Clone, Debug)]
 pub struct RecorderOptions {
     /// A frame at least this often while events arrive: what a killed recorder loses at most.
     pub flush_every: Duration,
     /// A frame once this many bytes of records are waiting.
     pub block_bytes: usize,
+    /// A frame once this many records are waiting (at most the format's 65,536).
     pub block_records: u32,
     /// Bytes queued for the disk past which samples are dropped, then spans, then everything.
     pub soft_backlog: u64,
+    /// Bytes queued for the disk past which spans are dropped too.
     pub hard_backlog: u64,
+    /// Bytes queued for the disk past which every event is dropped.
     pub max_backlog: u64,
     /// zstd level.
     pub level: i32,
@@ -65,6 +69,7 @@ impl Default for RecorderOptions {
 /// What the recorder has done so far.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecorderStatus {
+    /// The file; `None` for a recorder into another sink (`Recorder::start_with`).
     pub path: Option<PathBuf>,
     /// Bytes on disk.
     pub bytes: u64,
@@ -76,6 +81,7 @@ pub struct RecorderStatus {
     pub error: Option<String>,
 }
 
+/// What a stopped recorder did, as `Recorder::stop` returns it.
 pub type RecorderSummary = RecorderStatus;
 
 #[derive(Default)]
@@ -128,6 +134,8 @@ impl PendingRecorder {
     }
 }
 
+/// A recording in progress: its encoder and writer threads; dropping it stops it as `stop`
+/// does.
 pub struct Recorder {
     path: Option<PathBuf>,
     ctl: Sender<Ctl>,
@@ -188,10 +196,12 @@ impl Recorder {
         }
     }
 
+    /// The file being written; `None` for another sink.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
 
+    /// What it has done so far; its counters are read without waiting for the threads.
     pub fn status(&self) -> RecorderStatus {
         let s = &self.shared;
         RecorderStatus {
@@ -359,12 +369,14 @@ pub struct Writer<W: Write> {
 }
 
 impl<W: Write> Writer<W> {
+    /// Writes the file header to `out`; `opts` gives the frames' bounds and zstd level.
     pub fn new(mut out: W, header: &Header, opts: RecorderOptions) -> io::Result<Writer<W>> {
         let (framer, bytes) = Framer::new(header, opts.level);
         out.write_all(&bytes)?;
         Ok(Writer { out, framer, opts })
     }
 
+    /// Adds a record to the current frame, writing the frame when it is full.
     pub fn push(&mut self, r: &Record) -> io::Result<()> {
         self.framer.push(r);
         if self.framer.full(&self.opts) {

@@ -90,6 +90,7 @@ const SUMMARY_METRICS: [&str; 9] = [
 ];
 
 impl ReportBuilder {
+    /// Takes in one event; logs are ignored.
     pub fn observe(&mut self, ev: &Event) {
         match ev {
             Event::Span(s) => self.add_span(s),
@@ -102,10 +103,12 @@ impl ReportBuilder {
         }
     }
 
+    /// A user annotation: with config changes, where segments split.
     pub fn add_mark(&mut self, m: Mark) {
         self.marks.push(m);
     }
 
+    /// The marks seen, in arrival order.
     pub fn marks(&self) -> &[Mark] {
         &self.marks
     }
@@ -207,6 +210,7 @@ impl ReportBuilder {
         }
     }
 
+    /// A finished partition; its device and error are clipped to 1 KiB.
     pub fn add_proof(&mut self, mut p: ProofRecord) {
         clip(&mut p.device, KEPT);
         if let Some(e) = &mut p.error {
@@ -215,6 +219,7 @@ impl ReportBuilder {
         self.proofs.push(p);
     }
 
+    /// A configuration change; its strings are clipped to 1 KiB.
     pub fn add_config(&mut self, mut c: ConfigChange) {
         for s in [&mut c.key, &mut c.from, &mut c.to, &mut c.by] {
             clip(s, KEPT);
@@ -225,10 +230,12 @@ impl ReportBuilder {
         self.config.push(c);
     }
 
+    /// The finished partitions seen, in arrival order.
     pub fn proofs(&self) -> &[ProofRecord] {
         &self.proofs
     }
 
+    /// A row per finished partition, by job and partition, with its device region's keys.
     pub fn rows(&self) -> Vec<ProofRow> {
         let mut rows: Vec<ProofRow> = self
             .proofs
@@ -247,6 +254,7 @@ impl ReportBuilder {
         rows
     }
 
+    /// Counts, rates and stage statistics, the rates over `wall_seconds`.
     pub fn summary(&self, wall_seconds: f64) -> Summary {
         let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
         for p in &self.proofs {
@@ -290,6 +298,7 @@ impl ReportBuilder {
         self.gaps.attribute(from, to)
     }
 
+    /// The configuration changes in arrival order, times in seconds.
     pub fn config_events(&self) -> Vec<ConfigEventRow> {
         self.config
             .iter()

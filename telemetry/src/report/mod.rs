@@ -19,14 +19,19 @@ use std::collections::BTreeMap;
 
 use crate::Nanos;
 
+/// Median and range of a set of values (a stage's seconds over the run's proofs).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Stat {
+    /// The middle value; the mean of the two middle ones for an even count.
     pub median: f64,
+    /// The least value (the fastest, for a stage's seconds).
     pub min: f64,
+    /// The greatest value (the slowest, for a stage's seconds).
     pub max: f64,
 }
 
 impl Stat {
+    /// The statistics of `values` (sorted in place); `None` when there are none.
     pub fn of(values: &mut [f64]) -> Option<Stat> {
         if values.is_empty() {
             return None;
@@ -46,14 +51,20 @@ impl Stat {
     }
 }
 
+/// One finished partition: a row of `proofs` in `bench --json`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ProofRow {
     /// When the proof was done, in seconds on the run's clock.
     pub done_at: f64,
+    /// The job's id, as in its `JobEvent`s.
     pub job: u64,
+    /// The partition of the job, from 0.
     pub partition: u32,
+    /// The device id that proved it; empty when it failed before reaching one.
     pub device: String,
+    /// Whether the proof was made and verified.
     pub verified: bool,
+    /// Why it failed (at most 1 KiB kept); absent when verified.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Stage seconds, and for a partition on a device `device_wall` (its first device operation's start
@@ -62,30 +73,41 @@ pub struct ProofRow {
     pub stages: BTreeMap<&'static str, f64>,
 }
 
+/// The run as a whole: counts, rates and each stage's statistics.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
+    /// Partitions finished, verified or failed.
     pub proofs: usize,
+    /// Partitions whose proof verified.
     pub verified: usize,
+    /// Partitions that failed (`proofs - verified`).
     pub failed: usize,
+    /// The run's wall time (seconds), as its caller measured it.
     pub wall_seconds: f64,
+    /// Verified proofs per hour over `wall_seconds` (0 when it is 0).
     pub proofs_per_hour: f64,
     /// Verified proofs per hour between the first verified proof and the last: the rate once
     /// the pipeline is full, without the time to the first proof (0 with fewer than 3).
     pub steady_proofs_per_hour: f64,
+    /// Seconds per stage key (with `device_wall`, `device_kernels`) over the proofs that had it.
     pub stages: BTreeMap<&'static str, Stat>,
 }
 
+/// One device over the run's window: busy time, gaps by cause and the counters' view.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct DeviceReport {
+    /// The device id (`gpu0`, `cpu0`).
     pub id: String,
     /// Merged compute spans over the wall time of the run.
     pub busy_ratio: f64,
     /// Merged compute spans from the device's first kernel to its last: the steady state,
     /// without the run's start (first synthesis, parameter upload) and end (last finalize).
     pub steady_busy_ratio: f64,
+    /// Merged compute spans over the window (seconds).
     pub busy_seconds: f64,
     /// The rest of the wall time: the sum of the gaps.
     pub idle_seconds: f64,
+    /// Partitions it finished, verified or failed.
     pub partitions: usize,
     /// Idle seconds per cause (every key of `GapCause::KEYS`), see `telemetry::gaps`.
     pub gaps: BTreeMap<&'static str, f64>,
@@ -107,26 +129,33 @@ pub struct DeviceReport {
 /// that ends at their timestamp; the engine's figures are clipped to the same window.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct NvmlSummary {
+    /// The window's length (seconds).
     pub window_seconds: f64,
     /// Mean utilisation (0..1) over the window.
     pub util_mean: f64,
+    /// NVML utilisation samples seen for the device, the whole run's.
     pub samples: usize,
     /// The engine's merged compute spans over the window: comparable to `util_mean`.
     pub engine_busy_ratio: f64,
     /// Compute and copy spans merged: what NVML would report if copies counted as busy.
     pub engine_active_ratio: f64,
-    /// The engine's copy accounting over the window, by direction.
+    /// Bytes the engine's copy accounting counted host-to-device over the window.
     pub engine_h2d_bytes: f64,
+    /// Bytes the engine's copy accounting counted device-to-host over the window.
     pub engine_d2h_bytes: f64,
-    /// PCIe bytes by NVML's throughput counters over the window (TX leaves the GPU).
+    /// Bytes out of the GPU by NVML's throughput counters over the window.
     pub pcie_tx_bytes: f64,
+    /// Bytes into the GPU by NVML's throughput counters over the window.
     pub pcie_rx_bytes: f64,
-    /// The same from Hopper's GPM metrics, where the driver allows.
+    /// Bytes out of the GPU by Hopper's GPM metrics; `None` where the driver gives none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpm_pcie_tx_bytes: Option<f64>,
+    /// Bytes into the GPU by Hopper's GPM metrics; `None` where the driver gives none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpm_pcie_rx_bytes: Option<f64>,
+    /// Mean board power over the window (watts; 0 without power samples).
     pub power_mean_watts: f64,
+    /// The most device memory NVML saw reserved, all processes, over the run (bytes).
     pub memory_used_max_bytes: f64,
 }
 
@@ -138,25 +167,32 @@ pub struct HostReport {
     pub cpu_busy_mean: f64,
     /// Busy fraction of each engine pool (`synthesis`, `prover`, `cpu0`, …).
     pub pools_busy_mean: BTreeMap<String, f64>,
-    /// DDR bandwidth pressure, 0 (idle) .. 1 (saturated), and the bandwidth read or probed.
+    /// Mean DDR bandwidth pressure, 0 (idle) .. 1 (saturated).
     pub ddr_pressure_mean: f64,
+    /// Highest DDR bandwidth pressure sampled (0..1).
     pub ddr_pressure_max: f64,
+    /// Mean host memory bandwidth, read from counters or probed (bytes per second).
     pub ddr_bytes_per_second_mean: f64,
-    /// Host memory traffic the engine accounts for itself.
+    /// Mean host memory traffic the engine accounts for itself (bytes per second).
     pub engine_bytes_per_second_mean: f64,
+    /// Host samples inside the run that these means come from.
     pub samples: usize,
 }
 
 /// The engine's own PCIe byte counts over the run.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct PcieSummary {
+    /// Bytes copied host-to-device, from the first `pcie.h2d.total` sample to the last.
     pub h2d_bytes: f64,
+    /// Bytes copied device-to-host, from the first `pcie.d2h.total` sample to the last.
     pub d2h_bytes: f64,
-    /// The sum of the bytes of the h2d and d2h spans, for comparison.
+    /// The sum of the bytes of the device's h2d spans, for comparison.
     pub h2d_span_bytes: u64,
+    /// The sum of the bytes of the device's d2h spans, for comparison.
     pub d2h_span_bytes: u64,
 }
 
+/// Checks of a device's timeline; both counts are 0 for a sound one.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct TimelineCheck {
     /// Pairs of compute spans on the device's compute lane that overlap without one
@@ -166,14 +202,22 @@ pub struct TimelineCheck {
     pub copies_on_compute_lane: usize,
 }
 
+/// A configuration change as `bench --json`'s `config_events` lists it (strings clipped to 1 KiB).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ConfigEventRow {
+    /// When it was applied or refused (seconds since session start).
     pub t: f64,
+    /// The `[engine]` field.
     pub key: String,
+    /// The value before, as the config file writes it.
     pub from: String,
+    /// The value asked for, as the config file writes it.
     pub to: String,
+    /// `schedule`, `ui`, `api` or `config`.
     pub by: String,
+    /// Whether the engine now runs with `to`.
     pub applied: bool,
+    /// Why it was refused; absent when applied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

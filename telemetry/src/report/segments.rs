@@ -12,26 +12,34 @@ use crate::Nanos;
 /// One stretch between changes.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Segment {
-    /// Seconds on the run's clock.
+    /// Where it starts (seconds on the run's clock).
     pub start: f64,
+    /// Where it ends, exclusive (seconds on the run's clock).
     pub end: f64,
     /// What began it (`lock single → two-lock`, `mark: warm`); None for the first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
-    /// Proofs done inside it, and verified ones per hour of its length.
+    /// Proofs done inside it, verified or failed.
     pub proofs: usize,
+    /// Verified proofs done inside it.
     pub verified: usize,
+    /// Verified proofs per hour of its length.
     pub proofs_per_hour: f64,
+    /// Each device's busy fraction and gaps inside it.
     pub devices: Vec<SegmentDevice>,
     /// Against the segment before; None for the first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<SegmentChange>,
 }
 
+/// One device over a segment.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct SegmentDevice {
+    /// The device id (`gpu0`).
     pub id: String,
+    /// Merged compute spans over the segment's length (0..1).
     pub busy_ratio: f64,
+    /// Time without compute inside the segment (seconds).
     pub idle_seconds: f64,
     /// Idle seconds per cause, causes without time left out.
     pub gaps: BTreeMap<&'static str, f64>,

@@ -92,6 +92,7 @@ impl MetricsState {
         }
     }
 
+    /// Takes in one event: proofs, samples and applied changes now; gaps once settled.
     pub fn observe(&mut self, ev: &Event) {
         match ev {
             Event::Proof(p) => {
@@ -176,6 +177,7 @@ impl MetricsState {
         self.horizon = to;
     }
 
+    /// The events the exporter's subscription has lost so far (a total, not an increment).
     pub fn set_dropped(&mut self, n: u64) {
         self.dropped = n;
     }
