@@ -112,7 +112,9 @@ fn main() {
     archs.sort_unstable();
     archs.dedup();
     let newest = *archs.last().expect("at least one architecture");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("provetop.fatbin");
+    let out =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts"))
+            .join("provetop.fatbin");
     let mut cmd = Command::new(&nvcc);
     cmd.args(["--fatbin", "-O3", "-std=c++17", "-Xptxas", "-O3", "-o"])
         .arg(&out)
@@ -152,9 +154,10 @@ fn main() {
         if let Some(c) = cache {
             // best effort: a copy under a temporary name, then renamed into place
             let tmp = c.with_extension("tmp");
-            let _ = std::fs::create_dir_all(c.parent().unwrap())
-                .and_then(|_| std::fs::copy(&out, &tmp))
-                .and_then(|_| std::fs::rename(&tmp, &c));
+            let _ =
+                std::fs::create_dir_all(c.parent().expect("the cache file is inside cuda-fatbin/"))
+                    .and_then(|_| std::fs::copy(&out, &tmp))
+                    .and_then(|_| std::fs::rename(&tmp, &c));
         }
     }
     let ptx = virtuals
