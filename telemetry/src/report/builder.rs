@@ -187,6 +187,7 @@ impl ReportBuilder {
             metrics::CPU_POOL_PREFIX,
             metrics::HOST_DDR,
             metrics::HOST_ENGINE_BYTES,
+            metrics::PROCESS_RSS,
         ];
         if s.device.is_none() && host.iter().any(|m| s.metric.starts_with(m)) {
             self.host.push((s.metric.clone(), s.t, s.value));

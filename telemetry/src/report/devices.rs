@@ -133,6 +133,9 @@ impl ReportBuilder {
             ddr_pressure_mean: mean(pressure),
             ddr_bytes_per_second_mean: mean(values(&|m| m == metrics::HOST_DDR)),
             engine_bytes_per_second_mean: mean(values(&|m| m == metrics::HOST_ENGINE_BYTES)),
+            process_rss_max_bytes: values(&|m| m == metrics::PROCESS_RSS)
+                .into_iter()
+                .fold(0.0, f64::max),
             samples: inside.len(),
         })
     }

@@ -175,6 +175,10 @@ pub struct HostReport {
     pub ddr_bytes_per_second_mean: f64,
     /// Mean host memory traffic the engine accounts for itself (bytes per second).
     pub engine_bytes_per_second_mean: f64,
+    /// The engine process's largest resident memory sampled during the run (bytes; 0 where
+    /// the sampler could not read it). Samples are a second apart, so a shorter peak
+    /// can be missed.
+    pub process_rss_max_bytes: f64,
     /// Host samples inside the run that these means come from.
     pub samples: usize,
 }

@@ -203,6 +203,8 @@ fn the_host_summary_averages_the_samples_inside_the_run() {
         ("host.ddr.pressure", 20, 0.6),
         ("host.ddr", 20, 4e10),
         ("host.ram.used", 20, 1e9), // not a host summary metric
+        ("process.rss", 10, 3e9),
+        ("process.rss", 20, 2e9),
     ] {
         r.add_sample(&sample(m, t, v));
     }
@@ -213,7 +215,8 @@ fn the_host_summary_averages_the_samples_inside_the_run() {
     assert!((h.ddr_pressure_mean - 0.4).abs() < 1e-12);
     assert_eq!(h.ddr_pressure_max, 0.6);
     assert_eq!(h.ddr_bytes_per_second_mean, 4e10);
-    assert_eq!(h.samples, 6);
+    assert_eq!(h.process_rss_max_bytes, 3e9);
+    assert_eq!(h.samples, 8);
 }
 
 #[test]
