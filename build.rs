@@ -111,7 +111,6 @@ fn main() {
         .collect();
     archs.sort_unstable();
     archs.dedup();
-    let newest = *archs.last().expect("at least one architecture");
     let out =
         PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts"))
             .join("provetop.fatbin");
@@ -124,9 +123,11 @@ fn main() {
     // architecture's compile (190 s against ptxas's 136 s on the 2-core VM), runs twice instead
     // of four times. The newest architecture's PTX is embedded for GPUs newer than all of them.
     let virtuals = virtual_archs(&archs);
+    // The archs are sorted, so the newest is in the last group.
+    let ptx = virtuals.last().expect("at least one architecture").0;
     for (v, reals) in &virtuals {
         let mut codes: Vec<String> = reals.iter().map(|a| format!("sm_{a}")).collect();
-        if reals.contains(&newest) {
+        if *v == ptx {
             codes.push(format!("compute_{v}"));
         }
         cmd.arg(format!(
@@ -160,10 +161,6 @@ fn main() {
                     .and_then(|_| std::fs::rename(&tmp, &c));
         }
     }
-    let ptx = virtuals
-        .iter()
-        .find(|(_, reals)| reals.contains(&newest))
-        .map_or(newest, |(v, _)| *v);
     let list: Vec<String> = archs
         .iter()
         .map(|a| format!("sm_{a}"))

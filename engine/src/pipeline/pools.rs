@@ -16,6 +16,8 @@ use anyhow::Result;
 use rayon::ThreadPool;
 use std::sync::Arc;
 
+use super::state::pool_with;
+
 /// How much lower synthesis threads run than the device workers and the prover pool.
 const SYNTHESIS_NICE: i32 = 10;
 
@@ -80,13 +82,7 @@ impl SynthesisPools {
 }
 
 fn synthesis_pool(threads: usize) -> Result<Arc<ThreadPool>> {
-    Ok(Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("synth-{i}"))
-            .start_handler(|_| lower_priority())
-            .build()?,
-    ))
+    pool_with("synth", threads, lower_priority)
 }
 
 /// Lowers the calling thread's scheduling priority by [`SYNTHESIS_NICE`]. Best effort: where

@@ -100,10 +100,20 @@ pub(crate) struct State {
 }
 
 pub(crate) fn pool(name: &'static str, threads: usize) -> Result<Arc<ThreadPool>> {
+    pool_with(name, threads, || {})
+}
+
+/// A pool of `threads` named `name-i`, each running `start` first.
+pub(crate) fn pool_with(
+    name: &'static str,
+    threads: usize,
+    start: fn(),
+) -> Result<Arc<ThreadPool>> {
     Ok(Arc::new(
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(move |i| format!("{name}-{i}"))
+            .start_handler(move |_| start())
             .build()?,
     ))
 }
