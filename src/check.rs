@@ -2,8 +2,8 @@
 //! every order, the H polynomial, MSMs (odd sizes, zeros, ones, r − 1, points at infinity), the
 //! batch addition of scalar-one bases, G2 MSMs (B in G2's Pippenger), setup's fixed-base
 //! products and whole parameter sets (identical for the same toxic waste), and whole proofs
-//! with B in G2 on the GPU, which must verify and, with the same r and s, be byte-identical to
-//! the cpu backend's.
+//! with B in G2 on the GPU, and with a pre-compiled circuit's a, b and c evaluated on the GPU,
+//! which must verify and, with the same r and s, be byte-identical to the cpu backend's.
 
 use anyhow::{bail, Result};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -250,8 +250,55 @@ fn check_gpu(
             r,
             t,
         );
+        check_abc(gpu, &cpu, &store, &w, rng, rep);
     }
     Ok(())
+}
+
+/// A pre-compiled circuit's a, b and c on the GPU (the resident matrices' products) against
+/// the host's evaluation, and whole proofs with them evaluated there (the pipeline's path
+/// with the cuda backend), prestaged or not, against the cpu backend's plain proof.
+fn check_abc(
+    gpu: &CudaExecutor,
+    cpu: &CpuExecutor,
+    store: &ParamsStore,
+    w: &Workload,
+    rng: &mut impl Rng,
+    rep: &mut Report,
+) {
+    let name = gpu.gpu().name.clone();
+    let seed: u64 = rng.gen();
+    let t = Instant::now();
+    let pc = store.circuit(w, &|_, _, _| {}).map(|(pc, _)| pc);
+    let witness = w.witness(seed, 0);
+    let r = (|| {
+        let (pc, wit) = (pc.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?, witness?);
+        let want = pc.abc(&wit.input, &wit.aux, None)?;
+        Ok(gpu.abc_eval(pc, &wit.input, &wit.aux)? == want)
+    })();
+    let what = format!("{name} abc_eval of {} equals the host's", w.label());
+    rep.check(&what, r, t);
+    let t = Instant::now();
+    let r = (|| {
+        let pc = pc.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        let loaded = store.get(w, &|_, _, _| {})?;
+        let rs = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+        let asg = w.synthesize(seed, 0)?;
+        let inputs = asg.public_inputs().to_vec();
+        let on_cpu = prover::prove_with(cpu, asg, &loaded.params, rs.0, rs.1)?;
+        let p = &loaded.params;
+        let prestaged = prover::prove_deferred(gpu, pc, w.witness(seed, 0)?, p, rs, true)?;
+        let staged = prover::prove_deferred(gpu, pc, w.witness(seed, 0)?, p, rs, false)?;
+        if prover::verify(&loaded.pvk, &prestaged, &inputs).is_err() {
+            bail!("the GPU proof does not verify");
+        }
+        Ok(prestaged.to_bytes() == on_cpu.to_bytes() && staged.to_bytes() == on_cpu.to_bytes())
+    })();
+    let what = format!(
+        "{name} proof of {} with a, b, c on the GPU verifies, same bytes as cpu (prestaged or not)",
+        w.label()
+    );
+    rep.check(&what, r, t);
 }
 
 /// B in G2's MSM on the GPU (G2 Pippenger, the host's Horner) against the cpu backend at

@@ -48,7 +48,7 @@ pub fn status_line(n: u64, total: u64, p: &PartitionResult) {
     let region: f64 = r
         .stages
         .iter()
-        .filter(|(s, _)| s.is_compute() && **s != Stage::BatchAdd)
+        .filter(|(s, _)| s.is_compute() && !matches!(s, Stage::BatchAdd | Stage::AbcEval))
         .map(|(_, v)| v)
         .sum();
     let state = match &r.error {

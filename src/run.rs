@@ -361,10 +361,12 @@ pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
     } else {
         loaded
     }?;
-    if provetop_engine::tuning::precompiled_for(&session.engine.config(), &session.plan.workload) {
+    let precompiled =
+        provetop_engine::tuning::precompiled_for(&session.engine.config(), &session.plan.workload);
+    if precompiled {
         record_circuit(session)?;
     }
-    reserve_prestage(session, &loaded);
+    reserve_prestage(session, &loaded, precompiled);
     Ok(loaded)
 }
 
@@ -420,9 +422,9 @@ fn record_circuit(session: &Session) -> Result<()> {
 
 /// Page-locks the prestaging memory before the first job, saying so when it takes a while.
 /// Failing to is not an error: partitions then stage as they go.
-fn reserve_prestage(session: &Session, loaded: &Loaded) {
+fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool) {
     let start = Instant::now();
-    match session.engine.reserve_prestage(loaded) {
+    match session.engine.reserve_prestage(loaded, precompiled) {
         Ok(0) => {}
         Ok(bytes) => {
             let line = format!(

@@ -91,11 +91,14 @@ stages! {
 }
 
 impl Stage {
-    /// Work that occupies a device's compute engine (what "busy" means).
+    /// Work that occupies a device's compute engine (what "busy" means) when it lies on a
+    /// compute lane: `abc_eval` is such work on a GPU, and part of synthesis on the synthesis
+    /// pool's lane.
     pub fn is_compute(self) -> bool {
         matches!(
             self,
-            Stage::NttH
+            Stage::AbcEval
+                | Stage::NttH
                 | Stage::MsmH
                 | Stage::MsmL
                 | Stage::MsmA

@@ -9,6 +9,7 @@ use blstrs::{G1Projective, G2Projective, Scalar};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::circuit::precompiled::Precompiled;
 use crate::circuit::Assignment;
 use crate::params::Parameters;
 use crate::telemetry::Stage;
@@ -185,8 +186,14 @@ pub struct RegionResult {
 
 /// The evaluations and scalars a device works on for one partition.
 pub struct RegionInput<'a> {
-    /// A(z), B(z), C(z); empty when `prestaged` holds them.
+    /// A(z), B(z), C(z); empty when `prestaged` holds them or `circuit` is to give them.
     pub abc: [Vec<Scalar>; 3],
+    /// A pre-compiled circuit whose matrices give a, b and c from `input` and `aux`, when they
+    /// are left to the region (`Executor::evaluates_abc`): the cuda backend evaluates them on
+    /// the device, any other executor on the host (`restore_abc`).
+    pub circuit: Option<&'a Precompiled>,
+    /// The public inputs, the constant one first.
+    pub input: &'a [Scalar],
     /// log2 of the NTT domain: the assignment's rows rounded up to a power of two.
     pub log2_domain: u32,
     /// The aux assignment: the L MSM's scalars.
@@ -221,30 +228,71 @@ pub trait Staged: Send + Sync + 'static {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
+/// What a partition's prestaged witness holds room for: a, b and c of `rows` each, or, when
+/// their evaluation is left to the device, the `witness` values (inputs, then aux) they come
+/// from; and the L, A and B MSMs' scalars (`tails` of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StagePlan {
+    /// Rows of the assignment.
+    pub rows: usize,
+    /// The lengths of the L, A and B MSMs.
+    pub tails: [usize; 3],
+    /// Inputs plus aux when a, b and c are evaluated on the device; None when they are staged.
+    pub witness: Option<usize>,
+}
+
 /// A prestaged witness being made: see `Executor::stage_target`.
 pub trait Target: Send {
-    /// Where A(z), B(z), C(z) go, each `rows` long.
+    /// Where A(z), B(z), C(z) go, each `rows` long (empty when the plan left them to the
+    /// device).
     fn abc(&mut self) -> [&mut [Scalar]; 3];
     /// Lays out the MSMs' scalars once synthesis has written a/b/c.
     fn finish(self: Box<Self>, asg: &Assignment, msms: &Msms) -> Prestaged;
 }
 
 /// Prestages an assignment synthesised into its own vectors (outside the pipeline): a/b/c move
-/// into `exec`'s target, which then holds the whole witness. None as `stage_target`.
-pub fn prestage(exec: &dyn Executor, asg: &mut Assignment, msms: &Msms) -> Option<Prestaged> {
-    let tails = [asg.aux.len(), msms.a.len(), msms.b.len()];
-    let mut target = exec.stage_target(asg.num_rows(), tails)?;
-    asg.move_abc_into(target.abc());
+/// into `exec`'s target, which then holds the whole witness (or, an assignment whose a/b/c are
+/// left to the device, `deferred`, its inputs and aux). None as `stage_target`.
+pub fn prestage(
+    exec: &dyn Executor,
+    asg: &mut Assignment,
+    msms: &Msms,
+    deferred: bool,
+) -> Option<Prestaged> {
+    let plan = StagePlan {
+        rows: asg.num_rows(),
+        tails: [asg.aux.len(), msms.a.len(), msms.b.len()],
+        witness: deferred.then(|| asg.input.len() + asg.aux.len()),
+    };
+    let mut target = exec.stage_target(plan)?;
+    if !deferred {
+        asg.move_abc_into(target.abc());
+    }
     Some(target.finish(asg, msms))
 }
 
 impl<'a> RegionInput<'a> {
-    /// Puts a/b/c back into `abc` when they moved into `prestaged`: for an executor that does
-    /// not read the prestaged layout (a CPU fallback, another backend).
-    pub fn restore_abc(&mut self) {
-        if let Some(p) = self.prestaged.filter(|_| self.abc[0].is_empty()) {
+    /// Puts a/b/c into `abc` when they are not there: evaluated on the host when they were
+    /// left to the region (`circuit`), copied back when they moved into `prestaged`. For an
+    /// executor that does not read the prestaged layout or evaluate on the device (a CPU
+    /// fallback, another backend).
+    pub fn restore_abc(&mut self) -> Result<()> {
+        if !self.abc[0].is_empty() {
+            return Ok(());
+        }
+        if let Some(pc) = self.circuit.take() {
+            self.abc = pc.abc(self.input, self.aux, None)?;
+        } else if let Some(p) = self.prestaged {
             self.abc = p.data.abc();
         }
+        Ok(())
+    }
+
+    /// The same input with a, b and c left to `circuit` (the assignment's were left empty by
+    /// `Precompiled::deferred`).
+    pub fn with_circuit(mut self, circuit: Option<&'a Precompiled>) -> Self {
+        self.circuit = circuit;
+        self
     }
 
     /// Moves the evaluations out of `asg`, which keeps the witness for the finalizer.
@@ -265,6 +313,8 @@ impl<'a> RegionInput<'a> {
         ];
         RegionInput {
             abc,
+            circuit: None,
+            input: &asg.input,
             log2_domain,
             aux: &asg.aux,
             msms,
@@ -317,19 +367,25 @@ pub trait Executor: Send + Sync {
         steps: &mut Steps,
     ) -> Result<RegionResult>;
     /// A place for one partition's witness laid out for this device's copies, planned before
-    /// synthesis from its `rows` and the lengths of its L, A and B MSMs (`tails`): synthesis
-    /// writes a/b/c into it, then `Target::finish` adds the MSMs' scalars. None when the
+    /// synthesis: synthesis writes a/b/c into it (unless the plan leaves them to the device),
+    /// then `Target::finish` adds the MSMs' scalars (and the witness values). None when the
     /// backend has nothing to do there or no room: the region then stages as it goes.
-    fn stage_target(&self, _rows: usize, _tails: [usize; 3]) -> Option<Box<dyn Target>> {
+    fn stage_target(&self, _plan: StagePlan) -> Option<Box<dyn Target>> {
         None
+    }
+    /// Whether the region evaluates a pre-compiled circuit's a, b and c itself, from the
+    /// witness (`RegionInput::circuit`), faster than the host would: synthesis then computes
+    /// the witness alone.
+    fn evaluates_abc(&self) -> bool {
+        false
     }
     /// Where parameter generation may compute its fixed-base products on this device.
     fn setup_products(&self) -> Option<Arc<dyn crate::params::setup::Products>> {
         None
     }
-    /// Makes room ahead of time for `count` partitions' prestaged witnesses of `rows` rows and
-    /// MSMs of `tails` scalars (L, A, B); returns the bytes set aside.
-    fn reserve_prestage(&self, _rows: usize, _tails: [usize; 3], _count: usize) -> Result<u64> {
+    /// Makes room ahead of time for `count` partitions' prestaged witnesses as `plan` lays
+    /// them out; returns the bytes set aside.
+    fn reserve_prestage(&self, _plan: StagePlan, _count: usize) -> Result<u64> {
         Ok(0)
     }
 }

@@ -265,8 +265,14 @@ impl EngineHandle {
 
     /// With `prestage` on, sets aside host memory for the witnesses of as many partitions of
     /// this parameter set as the pipeline holds at once (synthesising, queued, on devices), so
-    /// that page-locking it is paid once, before the first job. Returns the bytes set aside.
-    pub fn reserve_prestage(&self, loaded: &crate::params::store::Loaded) -> Result<u64> {
+    /// that page-locking it is paid once, before the first job; `precompiled` when its jobs
+    /// take the pre-compiled path (their a, b and c may then be evaluated on the device, and
+    /// the witness staged instead). Returns the bytes set aside.
+    pub fn reserve_prestage(
+        &self,
+        loaded: &crate::params::store::Loaded,
+        precompiled: bool,
+    ) -> Result<u64> {
         let st = self.shared.state.lock();
         let Some(exec) = st
             .devices
@@ -281,7 +287,8 @@ impl EngineHandle {
         }
         let count = st.synthesized_bound() + st.cfg.gpu_workers_per_device * st.devices.len();
         drop(st);
-        exec.reserve_prestage(loaded.shape.num_rows(), synthesis::tails(loaded), count)
+        let plan = synthesis::stage_plan(loaded, precompiled && exec.evaluates_abc());
+        exec.reserve_prestage(plan, count)
     }
 
     /// Submits a job; its parameters must be obtainable (loaded, cached or generated first).

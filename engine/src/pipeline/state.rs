@@ -40,6 +40,9 @@ pub(crate) struct Ready {
     pub host: Reservation,
     /// The witness as a device's backend laid it out after synthesis (`prestage`).
     pub prestaged: Option<Prestaged>,
+    /// The recorded circuit a, b and c are still to be evaluated with, in the region
+    /// (`Executor::evaluates_abc`); None when synthesis evaluated them.
+    pub circuit: Option<Arc<Precompiled>>,
 }
 
 pub(crate) struct Job {

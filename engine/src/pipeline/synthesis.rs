@@ -10,17 +10,22 @@ use std::time::Instant;
 use super::pools::SynthesisPool;
 use super::state::{Job, Ready, Ticket};
 use super::{JobId, JobSpec, Outcome, Shared};
-use crate::backend::Executor;
+use crate::backend::{Executor, StagePlan};
 use crate::circuit::partition_seed;
 use crate::circuit::precompiled::Precompiled;
 use crate::memory::Reservation;
 use crate::prover;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, ProofRecord, Span, Stage};
 
-/// The lengths of a partition's L, A and B MSMs.
-pub(super) fn tails(loaded: &crate::params::store::Loaded) -> [usize; 3] {
-    let p = &loaded.params;
-    [loaded.shape.num_aux, p.a.len(), p.b_g1.len()]
+/// What a partition of `loaded`'s shape prestages: a, b and c, or, `deferred` (evaluated in
+/// the region), the witness; and its L, A and B MSMs' scalars.
+pub(super) fn stage_plan(loaded: &crate::params::store::Loaded, deferred: bool) -> StagePlan {
+    let (p, shape) = (&loaded.params, &loaded.shape);
+    StagePlan {
+        rows: shape.num_rows(),
+        tails: [shape.num_aux, p.a.len(), p.b_g1.len()],
+        witness: deferred.then_some(shape.num_inputs + shape.num_aux),
+    }
 }
 
 /// Host bytes one partition of `rows` rows holds: a, b, c and the witness, the MSM scalars,
@@ -192,16 +197,17 @@ fn dispatch(shared: Arc<Shared>) {
         let job = &st.jobs[&ticket.job];
         let (spec, loaded, bytes) = (job.spec.clone(), job.loaded.clone(), job.bytes);
         let precompiled = job.precompiled.clone();
+        let in_service = || st.devices.iter().filter(|d| !d.retiring);
+        // A pre-compiled circuit's a, b and c are left to the region when every device in
+        // service evaluates them itself (the cuda backend, from its resident matrices).
+        let deferred = precompiled.is_some()
+            && in_service().next().is_some()
+            && in_service().all(|d| d.exec.evaluates_abc());
         // Prestaging lays the witness out for the copy engines here, off the device workers'
         // path: the first device in service that can does it (page-locked memory serves every
         // GPU; a device that cannot read the layout takes a/b/c back out of it).
         let stagers: Vec<_> = match st.cfg.prestage {
-            true => st
-                .devices
-                .iter()
-                .filter(|d| !d.retiring)
-                .map(|d| d.exec.clone())
-                .collect(),
+            true => in_service().map(|d| d.exec.clone()).collect(),
             false => vec![],
         };
         st.synthesizing += 1;
@@ -218,6 +224,7 @@ fn dispatch(shared: Arc<Shared>) {
             spec,
             loaded,
             precompiled,
+            deferred,
         };
         pool.pool
             .clone()
@@ -231,6 +238,8 @@ struct Work {
     spec: JobSpec,
     loaded: Arc<crate::params::store::Loaded>,
     precompiled: Option<Arc<Precompiled>>,
+    /// Its a, b and c are left to the region: synthesis computes the witness alone.
+    deferred: bool,
 }
 
 /// Runs on the synthesis pool.
@@ -246,18 +255,23 @@ fn synthesize(
         spec,
         loaded,
         precompiled,
+        deferred,
     } = work;
     let start = Instant::now();
     let seed = partition_seed(spec.seed, ticket.job, ticket.partition);
     // With prestaging, synthesis writes a/b/c straight into the first willing device's
     // page-locked block: no host copy of them between synthesis and the link.
-    let mut target = stagers
-        .iter()
-        .find_map(|exec| exec.stage_target(loaded.shape.num_rows(), tails(&loaded)));
+    let plan = stage_plan(&loaded, deferred);
+    let mut target = stagers.iter().find_map(|exec| exec.stage_target(plan));
     let abc = target.as_mut().map(|t| t.abc());
-    // Pre-compiled: the witness alone, then a, b, c from the recorded matrices.
+    // Pre-compiled: the witness alone, then a, b, c from the recorded matrices (here, or in
+    // the region when deferred).
     let mut evaluated = None;
     let result = match &precompiled {
+        Some(pc) if deferred => spec
+            .workload
+            .witness(seed, ticket.partition)
+            .and_then(|w| pc.deferred(w)),
         Some(pc) => spec.workload.witness(seed, ticket.partition).and_then(|w| {
             let witnessed = Instant::now();
             let asg = pc.evaluate_into(w, abc);
@@ -317,6 +331,7 @@ fn synthesize(
                 stages,
                 host,
                 prestaged,
+                circuit: precompiled.filter(|_| deferred),
             });
             drop(st);
             shared.bus.publish(Event::Job(JobEvent {

@@ -119,7 +119,8 @@ fn prove(
             b_g2_here,
             opts,
             ready.prestaged.as_ref(),
-        );
+        )
+        .with_circuit(ready.circuit.as_deref());
         exec.prove_region(input, &mut *gate, &mut steps)
     };
     // Its page-locked block goes back to the pool for the next partition.

@@ -13,6 +13,7 @@ use anyhow::Result;
 use blstrs::Scalar;
 
 use crate::backend::{Executor, Gate, RegionInput, RegionOptions, Steps};
+use crate::circuit::precompiled::{Precompiled, Witness};
 use crate::circuit::Assignment;
 use crate::params::Parameters;
 
@@ -40,14 +41,40 @@ pub fn prove_with(
 /// synthesis workers do with `prestage` on) or stages it during the region.
 pub fn prove_staged(
     exec: &dyn Executor,
+    asg: Assignment,
+    params: &Parameters,
+    rs: (Scalar, Scalar),
+    prestage: bool,
+) -> Result<Proof> {
+    prove_region_of(exec, asg, None, params, rs, prestage)
+}
+
+/// `prove_staged` of a pre-compiled circuit's witness with a, b and c left to the executor, as
+/// the pipeline leaves them when every device evaluates them itself (the cuda backend, on the
+/// device from its resident matrices; any other executor on the host).
+pub fn prove_deferred(
+    exec: &dyn Executor,
+    circuit: &Precompiled,
+    witness: Witness,
+    params: &Parameters,
+    rs: (Scalar, Scalar),
+    prestage: bool,
+) -> Result<Proof> {
+    let asg = circuit.deferred(witness)?;
+    prove_region_of(exec, asg, Some(circuit), params, rs, prestage)
+}
+
+fn prove_region_of(
+    exec: &dyn Executor,
     mut asg: Assignment,
+    circuit: Option<&Precompiled>,
     params: &Parameters,
     (r, s): (Scalar, Scalar),
     prestage: bool,
 ) -> Result<Proof> {
     let msms = prepare(&asg, params)?;
     let staged = match prestage {
-        true => crate::backend::prestage(exec, &mut asg, &msms),
+        true => crate::backend::prestage(exec, &mut asg, &msms, circuit.is_some()),
         false => None,
     };
     let input = RegionInput::new(
@@ -57,7 +84,8 @@ pub fn prove_staged(
         true,
         RegionOptions::default(),
         staged.as_ref(),
-    );
+    )
+    .with_circuit(circuit);
     let m = exec.prove_region(input, &mut Open, &mut Steps::default())?;
     // An executor without G2 kernels leaves B in G2 to the CPU.
     let b_g2 = match m.b_g2 {

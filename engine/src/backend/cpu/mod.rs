@@ -80,7 +80,7 @@ impl Executor for CpuExecutor {
         steps: &mut Steps,
     ) -> Result<RegionResult> {
         let mut input = input;
-        input.restore_abc();
+        input.restore_abc()?;
         let domain = self.domain(input.log2_domain);
         // Nothing to stage on the host: the region is all compute.
         gate.compute(steps);

@@ -8,19 +8,23 @@ use anyhow::Result;
 use cudarc::driver::CudaStream;
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::abc::DeviceCircuit;
 use super::gpu::{DevBuf, Gpu, OutOfMemory};
 use super::srs::Srs;
 use super::workspace::StreamSet;
 use super::{ntt, pinned, prestage, products};
 use crate::backend::cpu::CpuExecutor;
+use crate::backend::Engine;
 use crate::backend::{
-    BackendKind, Executor, Gate, Prestaged, RegionInput, RegionResult, Steps, Target,
+    BackendKind, Executor, Gate, Prestaged, RegionInput, RegionResult, StagePlan, Steps, Target,
 };
 use crate::config::Budget;
 use crate::telemetry::accounting::VramPurpose;
 use crate::telemetry::DeviceInfo;
+use crate::telemetry::Stage;
 
 /// A GPU as an executor (`gpuN`): its resident SRS, NTT tables per domain size, and each worker's
 /// streams and buffers; the cpu backend as its fallback for partitions that cannot fit.
@@ -29,6 +33,10 @@ pub struct CudaExecutor {
     pub(super) gpu: Arc<Gpu>,
     tables: Mutex<HashMap<u32, Arc<ntt::Tables>>>,
     pub(super) srs: Mutex<Option<Arc<Srs>>>,
+    /// The pre-compiled circuit whose matrices are resident (`abc`).
+    pub(super) circuit: Mutex<Option<Arc<DeviceCircuit>>>,
+    /// Whether it was said that a circuit's matrices did not fit.
+    abc_on_host: AtomicBool,
     /// Streams and buffers of the workers not in a region now.
     pub(super) idle: Mutex<Vec<StreamSet>>,
     /// Regions running now, and a signal when one ends (memory may have been released).
@@ -46,6 +54,8 @@ impl CudaExecutor {
             gpu,
             tables: Mutex::default(),
             srs: Mutex::default(),
+            circuit: Mutex::default(),
+            abc_on_host: AtomicBool::new(false),
             idle: Mutex::default(),
             running: Mutex::new(0),
             released: Condvar::new(),
@@ -107,15 +117,48 @@ impl CudaExecutor {
     /// Runs the region, waiting for memory while other regions hold it.
     fn run(
         &self,
-        input: &RegionInput<'_>,
+        input: &mut RegionInput<'_>,
         gate: &mut dyn Gate,
         steps: &mut Steps,
     ) -> Result<RegionResult> {
         self.gpu.bind()?;
         let mut set = self.take_set()?;
-        let result = self.region(&mut set, input, gate, steps);
+        let result = self
+            .circuit_for(&mut set, input, steps)
+            .and_then(|c| self.region(&mut set, input, c.as_deref(), gate, steps));
         self.idle.lock().push(set);
         result
+    }
+
+    /// The resident matrices a, b and c are evaluated with on the device, when the region is
+    /// to evaluate them; if they do not fit the budget, a, b and c are evaluated on the host
+    /// instead (and said once).
+    fn circuit_for(
+        &self,
+        set: &mut StreamSet,
+        input: &mut RegionInput<'_>,
+        steps: &mut Steps,
+    ) -> Result<Option<Arc<DeviceCircuit>>> {
+        let Some(pc) = input.circuit else {
+            return Ok(None);
+        };
+        let copy = set.copy.clone();
+        match self.device_circuit(&mut set.staging, &copy, pc, input.opts.vram_budget, steps) {
+            Ok(c) => Ok(Some(c)),
+            Err(e) if e.downcast_ref::<OutOfMemory>().is_some() => {
+                if !self.abc_on_host.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "{}: the circuit's matrices do not fit on the device ({e}); a, b and c are evaluated on the host",
+                        self.name
+                    );
+                }
+                let start = std::time::Instant::now();
+                input.restore_abc()?;
+                steps.push(Stage::AbcEval, Engine::Host, start, 0);
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -138,8 +181,8 @@ impl Executor for CudaExecutor {
         }
     }
 
-    fn stage_target(&self, rows: usize, tails: [usize; 3]) -> Option<Box<dyn Target>> {
-        let layout = prestage::Layout::plan([rows; 3], tails);
+    fn stage_target(&self, plan: StagePlan) -> Option<Box<dyn Target>> {
+        let layout = prestage::Layout::plan(plan);
         let block = match pinned::pool(&self.gpu).take(layout.bytes) {
             Ok(Some(b)) => b,
             // Page-locked memory is at its cap: this partition stages as its region goes.
@@ -162,8 +205,12 @@ impl Executor for CudaExecutor {
         }))
     }
 
-    fn reserve_prestage(&self, rows: usize, tails: [usize; 3], count: usize) -> Result<u64> {
-        let bytes = prestage::Layout::plan([rows; 3], tails).bytes;
+    fn evaluates_abc(&self) -> bool {
+        true
+    }
+
+    fn reserve_prestage(&self, plan: StagePlan, count: usize) -> Result<u64> {
+        let bytes = prestage::Layout::plan(plan).bytes;
         let free = pinned::pool(&self.gpu).reserve(bytes, count)?;
         Ok((free * bytes) as u64)
     }
@@ -176,11 +223,11 @@ impl Executor for CudaExecutor {
     ) -> Result<RegionResult> {
         let mut input = input;
         let ours = |p: &Prestaged| p.data.as_any().is::<prestage::Witness>();
-        if !input.prestaged.is_some_and(ours) {
-            input.restore_abc();
+        if !input.prestaged.is_some_and(ours) && input.circuit.is_none() {
+            input.restore_abc()?;
         }
         *self.running.lock() += 1;
-        let mut result = self.run(&input, gate, steps);
+        let mut result = self.run(&mut input, gate, steps);
         {
             let mut running = self.running.lock();
             *running -= 1;
@@ -204,7 +251,7 @@ impl Executor for CudaExecutor {
                 self.released.wait(&mut running);
                 drop(running);
                 *self.running.lock() += 1;
-                result = self.run(&input, gate, steps);
+                result = self.run(&mut input, gate, steps);
                 let mut running = self.running.lock();
                 *running -= 1;
                 self.released.notify_all();

@@ -56,6 +56,9 @@ pub struct Functions {
     pub g2_to_affine: CudaFunction,
     pub g1_fixed_base: CudaFunction,
     pub g2_fixed_base: CudaFunction,
+    pub abc_plan: CudaFunction,
+    pub abc_eval: CudaFunction,
+    pub abc_fixup: CudaFunction,
 }
 
 /// Dynamic shared memory of `pt_ntt_pass` for k ≥ 11 (cuda/README.md).
@@ -151,6 +154,9 @@ impl Gpu {
             g2_to_affine: get("pt_g2_to_affine")?,
             g1_fixed_base: get("pt_g1_fixed_base")?,
             g2_fixed_base: get("pt_g2_fixed_base")?,
+            abc_plan: get("pt_abc_plan")?,
+            abc_eval: get("pt_abc_eval")?,
+            abc_fixup: get("pt_abc_fixup")?,
         };
         // kernels that take more than 48 KB of dynamic shared memory
         for (k, bytes) in [

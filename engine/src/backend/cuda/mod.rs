@@ -7,6 +7,7 @@
 mod consts {
     include!(concat!(env!("OUT_DIR"), "/kernel_consts.rs"));
 }
+mod abc;
 mod executor;
 mod gpu;
 pub mod msm;

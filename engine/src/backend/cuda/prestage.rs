@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 use super::pinned::Block;
-use crate::backend::{Msms, Prestaged, Target};
+use crate::backend::{Msms, Prestaged, StagePlan, Target};
 use crate::circuit::Assignment;
 use crate::hostmem::as_bytes;
 use crate::telemetry::accounting::DeviceCounters;
@@ -34,8 +34,11 @@ impl Section {
 /// Where a partition's witness sits in its block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Layout {
-    /// A(z), B(z), C(z), verbatim.
+    /// A(z), B(z), C(z), verbatim; empty when the device evaluates them from `witness`.
     pub abc: [Section; 3],
+    /// The assignment [inputs…, aux…] a pre-compiled circuit's a, b and c are evaluated from on
+    /// the device; empty when they are staged.
+    pub witness: Section,
     /// The L, A and B MSMs' scalars, every 1 written as 0 (the tail MSMs skip zeros).
     pub tails: [Section; 3],
     /// Each MSM's scalar-one positions (u32): room for the whole tail, `len` of them written.
@@ -46,20 +49,27 @@ pub(super) struct Layout {
 }
 
 impl Layout {
-    /// Room for evaluations of `abc` lengths and MSMs of `tails` lengths, every section
-    /// starting on a 256-byte boundary.
-    pub fn plan(abc: [usize; 3], tails: [usize; 3]) -> Layout {
+    /// Room for what `plan` stages (a, b and c, or the witness they come from, and the
+    /// MSMs' scalars), every section starting on a 256-byte boundary.
+    pub fn plan(plan: StagePlan) -> Layout {
         let mut at = 0;
         let mut next = |bytes: usize, len: usize| {
             let s = Section { at, len };
             at = (at + bytes).next_multiple_of(256);
             s
         };
-        let abc = abc.map(|n| next(n * FR, n));
-        let tails = tails.map(|n| next(n * FR, n));
+        let rows = match plan.witness {
+            Some(_) => 0,
+            None => plan.rows,
+        };
+        let abc = [rows; 3].map(|n| next(n * FR, n));
+        let witness = plan.witness.unwrap_or(0);
+        let witness = next(witness * FR, witness);
+        let tails = plan.tails.map(|n| next(n * FR, n));
         let ones = tails.map(|t| next(t.len * 4, t.len));
         Layout {
             abc,
+            witness,
             tails,
             ones,
             // Until `fill_tails` counts them: every scalar a term.
@@ -143,13 +153,29 @@ impl Target for Filling {
         } = *self;
         let tails = [&asg.aux[..], &msms.a, &msms.b];
         let layout = fill_tails(block.bytes_mut(), layout, tails);
-        let copied: usize = layout.tails.iter().map(|s| s.bytes(FR)).sum();
+        fill_witness(block.bytes_mut(), layout.witness, [&asg.input, &asg.aux]);
+        let copied: usize =
+            layout.tails.iter().map(|s| s.bytes(FR)).sum::<usize>() + layout.witness.bytes(FR);
         counters.host_copied(copied as u64);
         Prestaged {
             rows: asg.num_rows(),
             data: Box::new(Witness { block, layout }),
         }
     }
+}
+
+/// The assignment's `parts` (inputs, then aux) one after the other into the witness section
+/// (nothing when it is empty), in parallel pieces around the caches.
+fn fill_witness(dst: &mut [u8], sec: Section, parts: [&[Scalar]; 2]) {
+    if sec.len == 0 {
+        return;
+    }
+    let dst = &mut dst[sec.at..sec.at + sec.bytes(FR)];
+    let (head, rest) = dst.split_at_mut(parts[0].len() * FR);
+    crate::hostmem::stream_copy(head, as_bytes(parts[0]));
+    rest.par_chunks_mut(PIECE * FR)
+        .zip(parts[1].par_chunks(PIECE))
+        .for_each(|(d, s)| crate::hostmem::stream_copy(d, as_bytes(s)));
 }
 
 /// One MSM's scalars into `dst` with ones zeroed, their positions into `idx` (ascending);
@@ -229,7 +255,11 @@ mod tests {
         let circuit = crate::circuit::synthetic::SyntheticCircuit::new(10, 7);
         let want = circuit.synthesize_parallel();
         let n = want.num_rows();
-        let layout = Layout::plan([n; 3], [want.aux.len(), 5, 5]);
+        let layout = Layout::plan(StagePlan {
+            rows: n,
+            tails: [want.aux.len(), 5, 5],
+            witness: None,
+        });
         // Aligned as a page-locked block is (sections start on 256-byte boundaries).
         let mut store = vec![Scalar::ZERO; layout.bytes.div_ceil(FR)];
         let block = &mut crate::hostmem::bytes_mut(&mut store)[..layout.bytes];
@@ -255,7 +285,11 @@ mod tests {
             .collect();
         let a = scalars(&[1, 1, 1]);
         let b = scalars(&[9, 0]);
-        let layout = Layout::plan([3, 2, 1], [l.len(), a.len(), b.len()]);
+        let layout = Layout::plan(StagePlan {
+            rows: 3,
+            tails: [l.len(), a.len(), b.len()],
+            witness: None,
+        });
         assert!(layout
             .abc
             .iter()
@@ -288,5 +322,26 @@ mod tests {
         };
         assert_eq!(got.terms, [terms(&l), 0, 1]);
         assert!(got.terms[0] > 0);
+    }
+
+    #[test]
+    fn a_deferred_layout_holds_the_witness_in_place_of_the_evaluations() {
+        let input = scalars(&[1, 5]);
+        let aux: Vec<Scalar> = (0..PIECE as u64 + 3).map(|i| Scalar::from(i * 7)).collect();
+        let layout = Layout::plan(StagePlan {
+            rows: 1000,
+            tails: [aux.len(), 4, 4],
+            witness: Some(input.len() + aux.len()),
+        });
+        assert!(layout.abc.iter().all(|s| s.len == 0));
+        assert_eq!(layout.witness.len, input.len() + aux.len());
+        assert!(layout.witness.at % 256 == 0 && layout.tails[0].at >= layout.witness.at);
+        let mut block = vec![0xAAu8; layout.bytes];
+        fill_witness(&mut block, layout.witness, [&input, &aux]);
+        let want: Vec<Scalar> = input.iter().chain(&aux).copied().collect();
+        assert_eq!(read(&block, layout.witness), want);
+        // Nothing written past the section.
+        let end = layout.witness.at + layout.witness.bytes(FR);
+        assert!(block[end..layout.tails[0].at].iter().all(|b| *b == 0xAA));
     }
 }

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::abc::DeviceCircuit;
 use super::executor::CudaExecutor;
 use super::gpu::{DevBuf, Gpu, Timeline};
 use super::msm;
@@ -63,10 +64,23 @@ fn split(scalars: &[Scalar]) -> Split<'_> {
     }
 }
 
+/// Where a, b and c come from.
+#[derive(Clone, Copy)]
+enum AbcFrom<'a> {
+    /// The prestaged block's sections, as synthesis wrote them.
+    Block(&'a Witness),
+    /// `RegionInput::abc`'s vectors, staged as they go up.
+    Vectors,
+    /// The resident circuit's products over the witness, on the device; the witness goes up
+    /// from the prestaged block's section, or from the assignment staged as it goes.
+    Device(&'a DeviceCircuit, Option<&'a Witness>),
+}
+
 /// What the region works out before it touches the device.
 struct Plan<'a> {
     log2: u32,
     n: usize,
+    abc_from: AbcFrom<'a>,
     /// The witness as laid out after synthesis, its 0/1 split done there.
     staged: Option<&'a Witness>,
     /// Else the 0/1 split done here.
@@ -80,13 +94,22 @@ struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    fn new(input: &'a RegionInput<'_>, steps: &mut Steps) -> Plan<'a> {
+    fn new(
+        input: &'a RegionInput<'_>,
+        circuit: Option<&'a DeviceCircuit>,
+        steps: &mut Steps,
+    ) -> Plan<'a> {
         let log2 = input.log2_domain;
         let n = 1usize << log2;
         // The witness MSMs' 0/1 split: done after synthesis when prestaged, else here.
         let staged = input
             .prestaged
             .and_then(|p| p.data.as_any().downcast_ref::<Witness>());
+        let abc_from = match (circuit, staged) {
+            (Some(c), _) => AbcFrom::Device(c, staged.filter(|w| w.layout.witness.len > 0)),
+            (None, Some(w)) if input.abc[0].is_empty() => AbcFrom::Block(w),
+            (None, _) => AbcFrom::Vectors,
+        };
         let (splits, counts) = match staged {
             Some(w) => (
                 None,
@@ -117,14 +140,18 @@ impl<'a> Plan<'a> {
             true => msm::g2_scratch_bytes(b.len, b.terms),
             false => 0,
         };
+        // a, b and c evaluated on the device take the same scratch first, for the witness and
+        // the partial sums.
+        let abc = circuit.map_or(0, |c| c.scratch_bytes());
         let msm_bytes = counts
             .iter()
             .filter(|c| c.terms > 0)
             .map(|c| msm::scratch_bytes(c.len, c.terms))
-            .fold(h_scratch_bytes(n - 1).max(g2), usize::max);
+            .fold(h_scratch_bytes(n - 1).max(g2).max(abc), usize::max);
         Plan {
             log2,
             n,
+            abc_from,
             staged,
             splits,
             counts,
@@ -144,12 +171,6 @@ impl<'a> Plan<'a> {
             ws.scalars.at(i * self.msm_n * FR),
             ws.idx.at(i * self.msm_n * 4),
         )
-    }
-
-    /// How many evaluations a, b or c has before its padding to the domain.
-    fn abc_len(&self, input: &RegionInput<'_>, i: usize) -> usize {
-        self.staged
-            .map_or(input.abc[i].len(), |w| w.layout.abc[i].len)
     }
 }
 
@@ -229,10 +250,11 @@ impl CudaExecutor {
         &self,
         set: &mut StreamSet,
         input: &RegionInput<'_>,
+        circuit: Option<&DeviceCircuit>,
         gate: &mut dyn Gate,
         steps: &mut Steps,
     ) -> Result<RegionResult> {
-        let r = self.region_in(set, input, gate, steps);
+        let r = self.region_in(set, input, circuit, gate, steps);
         if r.is_err() {
             let _ = set.copy.synchronize();
             let _ = set.compute.synchronize();
@@ -244,11 +266,12 @@ impl CudaExecutor {
         &self,
         set: &mut StreamSet,
         input: &RegionInput<'_>,
+        circuit: Option<&DeviceCircuit>,
         gate: &mut dyn Gate,
         steps: &mut Steps,
     ) -> Result<RegionResult> {
         let o = input.opts;
-        let plan = Plan::new(input, steps);
+        let plan = Plan::new(input, circuit, steps);
         let mut tl = Timeline::start(&set.compute)?;
         // With prestage the upload happens before the lock; without, under it.
         if !o.prestage {
@@ -319,7 +342,8 @@ impl CudaExecutor {
 
     /// Everything the region reads goes up on the copy stream: a, b and c first (each
     /// zero-padded to the domain, then marked, so the H pipeline starts on each as it
-    /// arrives), then the witness MSMs' scalars while the NTTs and H's MSM run.
+    /// arrives), or the witness they are evaluated from on the device; then the witness MSMs'
+    /// scalars while the NTTs and H's MSM run.
     fn upload(
         &self,
         set: &mut StreamSet,
@@ -334,41 +358,55 @@ impl CudaExecutor {
         let mut bytes = 0u64;
         let abc_dst = &plan.abc_dst(ws)[..3];
         let mut abc = [0; 3];
-        if let Some(w) = plan.staged {
-            // Straight from the page-locked block: the copy engine's work alone.
-            let mut pieces = vec![];
-            for (i, dst) in abc_dst.iter().enumerate() {
-                pieces.push((*dst, w.layout.abc[i], FR));
-            }
-            for i in 0..3 {
-                let (scalars, idx) = plan.tail_dst(ws, i);
-                pieces.push((scalars, w.layout.tails[i], FR));
-                pieces.push((idx, w.layout.ones[i], 4));
-            }
-            for (p, (dst, sec, elem)) in pieces.into_iter().enumerate() {
-                let piece = sec.bytes(elem);
-                let m0 = tl.mark(&copy)?;
-                // SAFETY: the section lies in the prestaged block, page-locked and held by
-                // `input` until `region` returns, which waits for this copy first (the compute
-                // stream waits on the copy stream's marks, and a failed region on both).
-                unsafe {
-                    self.gpu
-                        .h2d_pinned(&copy, dst, w.block.ptr(sec.at), piece)?
-                };
-                let m1 = tl.mark(&copy)?;
-                tl.pieces.push((m0, m1, piece as u64));
-                bytes += piece as u64;
-                if p < 3 {
-                    abc[p] = self.pad_abc(tl, &copy, dst, plan.abc_len(input, p), n)?;
+        match plan.abc_from {
+            AbcFrom::Block(w) => {
+                // Straight from the page-locked block: the copy engine's work alone.
+                for (i, dst) in abc_dst.iter().enumerate() {
+                    bytes += self.piece(tl, &copy, w, *dst, w.layout.abc[i], FR)?;
+                    abc[i] = self.pad_abc(tl, &copy, *dst, w.layout.abc[i].len, n)?;
                 }
             }
-        } else {
-            for (i, (dst, v)) in abc_dst.iter().zip(&input.abc).enumerate() {
-                set.staging
-                    .upload_timed(&self.gpu, &copy, *dst, v, &copy_bytes, tl)?;
-                bytes += (v.len() * FR) as u64;
-                abc[i] = self.pad_abc(tl, &copy, *dst, plan.abc_len(input, i), n)?;
+            AbcFrom::Vectors => {
+                for (i, (dst, v)) in abc_dst.iter().zip(&input.abc).enumerate() {
+                    set.staging
+                        .upload_timed(&self.gpu, &copy, *dst, v, &copy_bytes, tl)?;
+                    bytes += (v.len() * FR) as u64;
+                    abc[i] = self.pad_abc(tl, &copy, *dst, v.len(), n)?;
+                }
             }
+            AbcFrom::Device(c, staged) => {
+                // The witness at the start of the MSM scratch, which the products use first.
+                let dst = ws.msm.ptr;
+                match staged {
+                    Some(w) => bytes += self.piece(tl, &copy, w, dst, w.layout.witness, FR)?,
+                    None => {
+                        let parts = [
+                            (dst, input.input),
+                            (dst + (input.input.len() * FR) as u64, input.aux),
+                        ];
+                        for (at, part) in parts {
+                            set.staging.upload_timed(
+                                &self.gpu,
+                                &copy,
+                                at,
+                                part,
+                                &copy_bytes,
+                                tl,
+                            )?;
+                        }
+                        bytes += (c.columns() * FR) as u64;
+                    }
+                }
+                abc = [tl.mark(&copy)?; 3];
+            }
+        }
+        if let Some(w) = plan.staged {
+            for i in 0..3 {
+                let (scalars, idx) = plan.tail_dst(ws, i);
+                bytes += self.piece(tl, &copy, w, scalars, w.layout.tails[i], FR)?;
+                bytes += self.piece(tl, &copy, w, idx, w.layout.ones[i], 4)?;
+            }
+        } else {
             for (i, sp) in plan.splits.iter().flatten().enumerate() {
                 let (scalars, idx) = plan.tail_dst(ws, i);
                 if !sp.tail.is_empty() {
@@ -395,6 +433,28 @@ impl CudaExecutor {
             abc,
             bytes,
         })
+    }
+
+    /// Copies one section of the prestaged block to `dst` on the copy stream, marked as a
+    /// piece of the upload; returns its bytes.
+    fn piece(
+        &self,
+        tl: &mut Timeline,
+        copy: &CudaStream,
+        w: &Witness,
+        dst: u64,
+        sec: prestage::Section,
+        elem: usize,
+    ) -> Result<u64> {
+        let piece = sec.bytes(elem);
+        let m0 = tl.mark(copy)?;
+        // SAFETY: the section lies in the prestaged block, page-locked and held by `input`
+        // until `region` returns, which waits for this copy first (the compute stream waits
+        // on the copy stream's marks, and a failed region on both).
+        unsafe { self.gpu.h2d_pinned(copy, dst, w.block.ptr(sec.at), piece)? };
+        let m1 = tl.mark(copy)?;
+        tl.pieces.push((m0, m1, piece as u64));
+        Ok(piece as u64)
     }
 
     /// Zeroes a, b or c past its `len` evaluations to the domain's `n` on the copy stream and
@@ -438,6 +498,11 @@ impl CudaExecutor {
             sync_msms: !input.opts.msm_double_buffer,
         };
         abc_up[0].wait(compute)?;
+        if let AbcFrom::Device(c, _) = plan.abc_from {
+            k.run(Stage::AbcEval, || {
+                c.eval_enqueue(g, compute, ws.msm.ptr, n, [pa, pb, pc])
+            })?;
+        }
         let tables = &resident.tables;
         k.run(Stage::NttH, || {
             let mut ready = |i: usize| {

@@ -21,6 +21,51 @@ impl Precompiled {
     /// `evaluate`, with a, b and c written into `abc` when given (each at least as long as
     /// the rows; the assignment's own a, b and c are then empty), as `synthesize_into` does.
     pub fn evaluate_into(&self, w: Witness, abc: Option<[&mut [Scalar]; 3]>) -> Result<Assignment> {
+        self.check_witness(&w)?;
+        let [a, b, c] = self.abc(&w.input, &w.aux, abc)?;
+        Ok(self.assignment([a, b, c], w))
+    }
+
+    /// The assignment of `w` with a, b and c left empty, to be evaluated where the region runs
+    /// (the cuda backend: on the device, from its resident copy of the matrices; any executor:
+    /// `RegionInput::restore_abc`).
+    pub fn deferred(&self, w: Witness) -> Result<Assignment> {
+        self.check_witness(&w)?;
+        Ok(self.assignment([vec![], vec![], vec![]], w))
+    }
+
+    /// A, B and C times the assignment [`input`…, `aux`…], into `lent` when given (each at
+    /// least as long as the rows; the vectors returned are then empty).
+    pub fn abc(
+        &self,
+        input: &[Scalar],
+        aux: &[Scalar],
+        lent: Option<[&mut [Scalar]; 3]>,
+    ) -> Result<[Vec<Scalar>; 3]> {
+        let rows = self.rows();
+        let lent = match lent {
+            Some(d) if d.iter().any(|d| d.len() < rows) => {
+                bail!("{rows} rows do not fit the {} lent for them", d[0].len())
+            }
+            Some([a, b, c]) => [Some(a), Some(b), Some(c)],
+            None => [None, None, None],
+        };
+        let small = small();
+        let v = Values {
+            input,
+            aux,
+            table: &self.table,
+            classes: Classes::of(input, aux),
+            small: &small,
+        };
+        Ok(par_columns_into(
+            rows,
+            |r| [v.dot(&self.a, r), v.dot(&self.b, r), v.dot(&self.c, r)],
+            lent,
+        ))
+    }
+
+    fn check_witness(&self, w: &Witness) -> Result<()> {
         if w.input.len() != self.num_inputs || w.aux.len() != self.num_aux {
             bail!(
                 "a witness of {} inputs and {} aux for a circuit of {} and {}",
@@ -30,38 +75,21 @@ impl Precompiled {
                 self.num_aux
             );
         }
-        let rows = self.rows();
-        let lent = match abc {
-            Some(d) if d.iter().any(|d| d.len() < rows) => {
-                bail!("{rows} rows do not fit the {} lent for them", d[0].len())
-            }
-            Some([a, b, c]) => [Some(a), Some(b), Some(c)],
-            None => [None, None, None],
-        };
-        let small = small();
-        let v = Values {
-            input: &w.input,
-            aux: &w.aux,
-            table: &self.table,
-            classes: Classes::of(&w.input, &w.aux),
-            small: &small,
-        };
-        let [a, b, c] = par_columns_into(
-            rows,
-            |r| [v.dot(&self.a, r), v.dot(&self.b, r), v.dot(&self.c, r)],
-            lent,
-        );
-        Ok(Assignment {
+        Ok(())
+    }
+
+    fn assignment(&self, [a, b, c]: [Vec<Scalar>; 3], w: Witness) -> Assignment {
+        Assignment {
             a,
             b,
             c,
-            rows,
+            rows: self.rows(),
             input: w.input,
             aux: w.aux,
             a_aux_density: self.a_aux_density.clone(),
             b_input_density: self.b_input_density.clone(),
             b_aux_density: self.b_aux_density.clone(),
-        })
+        }
     }
 }
 
