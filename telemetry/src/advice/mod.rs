@@ -564,6 +564,9 @@ impl<'a> Advisor<'a> {
                 let holder = top(&self.s.lock_held)
                     .map(|(h, _)| match h.strip_prefix(HOLDER_AFTER) {
                         Some(stage) => format!(", held through host work after {stage}"),
+                        None if h == crate::gaps::detail::HOLDER_UNKNOWN => {
+                            ", its holder out of sight".to_string()
+                        }
                         None => format!(", its holder in {h}"),
                     })
                     .unwrap_or_default();
