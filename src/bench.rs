@@ -170,6 +170,9 @@ fn report_json(
     if session.engine.bus().is_enabled() {
         report["segments"] = json!(out.report.segments(out.start, out.end));
     }
+    let verdict = verdict(session, out);
+    report["bottleneck"] = json!(verdict.bottleneck);
+    report["advice"] = json!(verdict.advice);
     // Devices (busy time, gaps by cause) come from telemetry: absent with `--telemetry off`.
     if session.engine.bus().is_enabled() {
         report["devices"] = json!(out.report.devices(out.start, out.end));
@@ -251,6 +254,7 @@ fn write_table(
             }
         }
     }
+    write_verdict(w, &verdict(session, out))?;
     for c in out.report.config_events() {
         let what = if c.applied {
             "applied".to_string()
@@ -265,6 +269,29 @@ fn write_table(
     }
     if session.engine.bus().is_enabled() {
         write_segments(w, &out.report.segments(out.start, out.end))?;
+    }
+    Ok(())
+}
+
+/// The advisor over the run, against the configuration in force at its end.
+fn verdict(session: &Session, out: &RunOutput) -> provetop_telemetry::advice::Verdict {
+    let cfg = out.report.config_in_force(&session.cfg);
+    let cores = provetop_telemetry::config::cores();
+    out.report
+        .verdict(out.start, out.end, &cfg, cores, Some(session.plan.concurrency))
+}
+
+/// `bottleneck: …` and one `advice: …` line per recommendation (`advice: none` for none).
+pub fn write_verdict(
+    w: &mut impl Write,
+    v: &provetop_telemetry::advice::Verdict,
+) -> Result<()> {
+    writeln!(w, "bottleneck: {}", v.bottleneck)?;
+    if v.advice.is_empty() {
+        writeln!(w, "advice: none (no change is expected to help)")?;
+    }
+    for a in &v.advice {
+        writeln!(w, "advice: {}", a.line())?;
     }
     Ok(())
 }

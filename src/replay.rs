@@ -101,6 +101,9 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
     let devices = f.report.devices(from, to);
     let config_events = f.report.config_events();
     let segments = f.report.segments(from, to);
+    let config = f.report.config_in_force(&header.session.config);
+    let cores = header.session.machine.cores.max(1);
+    let verdict = f.report.verdict(from, to, &config, cores, None);
     let marks: Vec<_> = f
         .report
         .marks()
@@ -139,6 +142,8 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
             "config_events": config_events,
             "marks": marks,
             "segments": segments,
+            "bottleneck": verdict.bottleneck,
+            "advice": verdict.advice,
         });
         serde_json::to_writer(&mut w, &v)?;
         writeln!(w)?;
@@ -212,6 +217,7 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
         lines.push(format!("mark at {:.2} s: {}", m.t as f64 / 1e9, m.label));
     }
     let mut seg = vec![];
+    crate::bench::write_verdict(&mut seg, &verdict)?;
     crate::bench::write_segments(&mut seg, &segments)?;
     lines.extend(String::from_utf8_lossy(&seg).lines().map(str::to_string));
     if lost.total() > 0 {

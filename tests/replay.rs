@@ -206,6 +206,17 @@ fn the_shipped_h200_recording_replays() {
         line.starts_with("lock single → two-lock: proofs/h ") && line.contains("gpu0 busy "),
         "{line}"
     );
+    // The advisor's verdict: synthesis is what the GPU waits for here.
+    let bottleneck = v["bottleneck"].as_str().unwrap();
+    assert!(bottleneck.contains("waits for synthesis"), "{bottleneck}");
+    let advice = v["advice"].as_array().expect("advice");
+    assert!(advice.len() <= 3, "{advice:?}");
+    for a in advice {
+        assert!(a["expected_gain"].as_f64().unwrap() >= 1.03, "{a}");
+        for k in ["knob", "from", "to", "reason"] {
+            assert!(a[k].is_string(), "{a}");
+        }
+    }
     // The text summary lists both segments and the change.
     let text = provetop(home.path(), &["replay", file, "--summary"]);
     let text = String::from_utf8_lossy(&text.stdout);
@@ -218,6 +229,39 @@ fn the_shipped_h200_recording_replays() {
         "{text}"
     );
     assert!(text.contains(&format!("    after {line}")), "{text}");
+    assert!(text.contains(&format!("bottleneck: {bottleneck}")), "{text}");
+}
+
+/// The H200 recordings of bench/results get the advisor's verdict from any machine: a
+/// bottleneck sentence and at most three recommendations, each a real `[engine]` key or the
+/// jobs in flight, with the gain it predicts.
+#[test]
+fn the_shipped_h200_pool_recordings_get_a_bottleneck_and_advice() {
+    let home = tempfile::tempdir().unwrap();
+    for name in ["p8-new", "p8-nice"] {
+        let file = format!(
+            "{}/bench/results/2026-12-02-h200-pools/{name}.ptrec",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let v = ok_json(&provetop(
+            home.path(),
+            &["replay", &file, "--summary", "--json"],
+        ));
+        let bottleneck = v["bottleneck"].as_str().expect("bottleneck");
+        assert!(bottleneck.starts_with("the GPU "), "{name}: {bottleneck}");
+        let advice = v["advice"].as_array().expect("advice");
+        assert!(advice.len() <= 3, "{name}: {advice:?}");
+        for a in advice {
+            let knob = a["knob"].as_str().unwrap();
+            assert!(
+                knob == "concurrency"
+                    || provetop_telemetry::config::KEYS.contains(&knob),
+                "{name}: {a}"
+            );
+            let gain = a["expected_gain"].as_f64().unwrap();
+            assert!((1.03..10.0).contains(&gain), "{name}: {a}");
+        }
+    }
 }
 
 #[test]

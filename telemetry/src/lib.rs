@@ -2,7 +2,8 @@
 //! exporters. It knows nothing of curves, GPUs or the operating system, so a front end or a
 //! tool over recordings builds on it alone.
 //!
-//! One module per concern: the events (`Event` and its parts) and `metrics` names, the `Bus`
+//! One module per concern: `advice` (the bottleneck and the knobs to change, from a report),
+//! the events (`Event` and its parts) and `metrics` names, the `Bus`
 //! that fans events out and the session `Clock`, `session` (what a session is about), `config`
 //! and `control` (the engine's knobs and what a front end asks of it), `gaps` (why a device was
 //! idle), `record` (recordings: writer, reader, player), `report` (the run report of
@@ -12,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod advice;
 mod bus;
 mod clock;
 pub mod config;

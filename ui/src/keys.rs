@@ -78,10 +78,12 @@ pub enum Action {
     NextMark,
     /// Replay: goes to the next config change.
     NextConfig,
+    /// Applies the advisor's first recommendation to the live engine.
+    ApplyAdvice,
 }
 
 /// `(action, name in [ui.keys], default keys, what it does)`; the help overlay lists these.
-pub const ACTIONS: [(Action, &str, &[&str], &str); 35] = [
+pub const ACTIONS: [(Action, &str, &[&str], &str); 36] = [
     (Action::Quit, "quit", &["q"], "quit (ctrl-c too)"),
     (Action::Help, "help", &["?", "f1"], "this help"),
     (Action::Pause, "pause", &["space"], "pause / resume"),
@@ -128,6 +130,12 @@ pub const ACTIONS: [(Action, &str, &[&str], &str); 35] = [
         "cancel the selected job",
     ),
     (Action::Mark, "mark", &["m"], "add a mark"),
+    (
+        Action::ApplyAdvice,
+        "apply_advice",
+        &["a"],
+        "apply the advisor's first advice",
+    ),
     (Action::Record, "record", &["R"], "start / stop recording"),
     (Action::Theme, "theme", &["t"], "next theme"),
     (Action::Save, "save", &["w"], "save [ui] to config file"),

@@ -8,7 +8,9 @@ use super::series::Series;
 use super::{merged_length, ConfigEventRow, ProofRow, Stat, Summary};
 use crate::gaps::{DeviceGaps, GapAnalyzer};
 use crate::text::clip;
-use crate::{metrics, ConfigChange, Event, Lane, Mark, Nanos, ProofRecord, Sample, Span, Stage};
+use crate::{
+    metrics, ConfigChange, Event, JobState, Lane, Mark, Nanos, ProofRecord, Sample, Span, Stage,
+};
 
 /// The longest string of a proof or a config change a report keeps: a crafted file's 64 KiB
 /// strings, one per record, would otherwise be held and printed whole, again and again.
@@ -34,6 +36,9 @@ pub struct ReportBuilder {
     pub(super) host: Vec<(String, Nanos, f64)>,
     /// Per (job, partition): its device operations' first start, last end, and kernel time.
     regions: BTreeMap<(u64, u32), Region>,
+    /// Jobs submitted and not yet ended, and the most there were at once.
+    open_jobs: std::collections::BTreeSet<u64>,
+    most_open_jobs: u64,
 }
 
 #[derive(Default)]
@@ -94,7 +99,7 @@ impl ReportBuilder {
     pub fn observe(&mut self, ev: &Event) {
         match ev {
             Event::Span(s) => self.add_span(s),
-            Event::Job(_) => self.gaps.observe(ev),
+            Event::Job(_) => self.add_job_event(ev),
             Event::Proof(p) => self.add_proof(p.clone()),
             Event::Config(c) => self.add_config(c.clone()),
             Event::Sample(s) => self.add_sample(s),
@@ -206,9 +211,27 @@ impl ReportBuilder {
 
     /// A job lifecycle event (queueing tells "waiting for synthesis" from "no work").
     pub fn add_job_event(&mut self, ev: &Event) {
-        if let Event::Job(_) = ev {
+        if let Event::Job(j) = ev {
             self.gaps.observe(ev);
+            if j.partition.is_none() {
+                match j.state {
+                    JobState::Submitted => {
+                        self.open_jobs.insert(j.job);
+                    }
+                    JobState::Verified | JobState::Failed | JobState::Cancelled => {
+                        self.open_jobs.remove(&j.job);
+                    }
+                    _ => {}
+                }
+                self.most_open_jobs = self.most_open_jobs.max(self.open_jobs.len() as u64);
+            }
         }
+    }
+
+    /// The most jobs open at once (submitted, not ended): the run's jobs in flight; 0 when no
+    /// job event was seen.
+    pub fn most_jobs_in_flight(&self) -> u64 {
+        self.most_open_jobs
     }
 
     /// A finished partition; its device and error are clipped to 1 KiB.
@@ -257,39 +280,44 @@ impl ReportBuilder {
 
     /// Counts, rates and stage statistics, the rates over `wall_seconds`.
     pub fn summary(&self, wall_seconds: f64) -> Summary {
+        self.summary_of(self.proofs.iter(), wall_seconds)
+    }
+
+    /// The same over the proofs finished inside (from, to], the rates over its length: the
+    /// stretch since a change, for the advisor in the dashboard.
+    pub fn summary_between(&self, from: Nanos, to: Nanos) -> Summary {
+        let inside = self.proofs.iter().filter(|p| p.t > from && p.t <= to);
+        self.summary_of(inside, to.saturating_sub(from) as f64 / 1e9)
+    }
+
+    fn summary_of<'a>(
+        &'a self,
+        proofs: impl Iterator<Item = &'a ProofRecord> + Clone,
+        wall_seconds: f64,
+    ) -> Summary {
         let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
-        for p in &self.proofs {
+        for p in proofs.clone() {
             for (stage, v) in self.stage_keys(p) {
                 per_stage.entry(stage).or_default().push(v);
             }
         }
-        let verified = self.proofs.iter().filter(|p| p.verified).count();
+        let all = proofs.clone().count();
+        let verified = proofs.clone().filter(|p| p.verified).count();
         Summary {
-            proofs: self.proofs.len(),
+            proofs: all,
             verified,
-            failed: self.proofs.len() - verified,
+            failed: all - verified,
             wall_seconds,
             proofs_per_hour: if wall_seconds > 0.0 {
                 verified as f64 * 3600.0 / wall_seconds
             } else {
                 0.0
             },
-            steady_proofs_per_hour: self.steady_rate(),
+            steady_proofs_per_hour: steady_rate(proofs),
             stages: per_stage
                 .into_iter()
                 .filter_map(|(k, mut v)| Stat::of(&mut v).map(|s| (k, s)))
                 .collect(),
-        }
-    }
-
-    fn steady_rate(&self) -> f64 {
-        let done = self.proofs.iter().filter(|p| p.verified).map(|p| p.t);
-        let (n, first, last) = done.fold((0usize, Nanos::MAX, 0), |(n, f, l), t| {
-            (n + 1, f.min(t), l.max(t))
-        });
-        match n >= 3 && last > first {
-            true => (n - 1) as f64 * 3600.0 * 1e9 / (last - first) as f64,
-            false => 0.0,
         }
     }
 
@@ -313,5 +341,17 @@ impl ReportBuilder {
                 error: c.error.clone(),
             })
             .collect()
+    }
+}
+
+/// Verified proofs per hour between the first verified proof and the last (0 with fewer than 3).
+fn steady_rate<'a>(proofs: impl Iterator<Item = &'a ProofRecord>) -> f64 {
+    let done = proofs.filter(|p| p.verified).map(|p| p.t);
+    let (n, first, last) = done.fold((0usize, Nanos::MAX, 0), |(n, f, l), t| {
+        (n + 1, f.min(t), l.max(t))
+    });
+    match n >= 3 && last > first {
+        true => (n - 1) as f64 * 3600.0 * 1e9 / (last - first) as f64,
+        false => 0.0,
     }
 }

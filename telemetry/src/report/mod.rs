@@ -248,3 +248,43 @@ pub fn merged_length(spans: &[(Nanos, Nanos)], from: Nanos, to: Nanos) -> Nanos 
     }
     total + cur.map_or(0, |(s, e)| e - s)
 }
+
+impl ReportBuilder {
+    /// The advisor's verdict over [from, to]: the proofs finished in it, each device's gaps and
+    /// the host's samples there, against `config` (the configuration in force). `jobs_in_flight`
+    /// where the caller knows it, else the most jobs seen open at once.
+    pub fn verdict(
+        &self,
+        from: Nanos,
+        to: Nanos,
+        config: &crate::config::EngineConfig,
+        cores: usize,
+        jobs_in_flight: Option<u64>,
+    ) -> crate::advice::Verdict {
+        let summary = self.summary_between(from, to);
+        let devices = self.devices(from, to);
+        let host = self.host(from, to);
+        let seen = self.most_jobs_in_flight();
+        crate::advice::advise(&crate::advice::Evidence {
+            summary: &summary,
+            devices: &devices,
+            host: host.as_ref(),
+            config,
+            cores,
+            jobs_in_flight: jobs_in_flight.or((seen > 0).then_some(seen)),
+        })
+    }
+
+    /// `start` with every applied change seen so far: the configuration in force at the end.
+    pub fn config_in_force(
+        &self,
+        start: &crate::config::EngineConfig,
+    ) -> crate::config::EngineConfig {
+        let mut cfg = start.clone();
+        for c in self.config.iter().filter(|c| c.applied) {
+            // A value the engine applied is one `set` takes; a recording's odd one is skipped.
+            let _ = cfg.set(&c.key, &c.to);
+        }
+        cfg
+    }
+}

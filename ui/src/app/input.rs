@@ -215,6 +215,34 @@ fn record(app: &mut App) -> Vec<Control> {
     }]
 }
 
+/// Sends the advisor's first recommendation through the same path as the settings form; the
+/// log shows the change when the engine applies it (or its refusal).
+fn apply_advice(app: &mut App) -> Vec<Control> {
+    let now = app.state.now;
+    let Some(a) = app.state.verdict.as_ref().and_then(|v| v.advice.first()).cloned() else {
+        app.ui
+            .notify(now, "advisor: nothing to apply (no advice yet)", false);
+        return vec![];
+    };
+    if a.knob == provetop_telemetry::advice::CONCURRENCY {
+        let key = app.ui.settings.keymap.key(Action::Submit);
+        let msg = format!(
+            "advisor: keep {} jobs in flight (now {}): submit more with {key}, or --concurrency {}",
+            a.to, a.from, a.to
+        );
+        app.ui.notify(now, msg, false);
+        return vec![];
+    }
+    let msg = format!(
+        "advisor: applying {}={} (expected ×{:.2})",
+        a.knob, a.to, a.expected_gain
+    );
+    app.ui.notify(now, msg, false);
+    vec![Control::Reconfigure {
+        changes: vec![(a.knob, a.to)],
+    }]
+}
+
 /// Sends the pending engine changes as one set.
 fn apply(app: &mut App) -> Vec<Control> {
     if read_only(app, "change settings") {
@@ -240,11 +268,15 @@ fn act(app: &mut App, action: Action) -> Vec<Control> {
         Action::Submit => read_only(app, "submit jobs"),
         Action::CancelJob => read_only(app, "cancel jobs"),
         Action::Mark => read_only(app, "add marks"),
+        Action::ApplyAdvice => read_only(app, "apply advice"),
         Action::SaveEngine => read_only(app, "save engine settings"),
         _ => false,
     };
     if refused {
         return vec![];
+    }
+    if action == Action::ApplyAdvice {
+        return apply_advice(app);
     }
     let ui = &mut app.ui;
     match action {
@@ -290,6 +322,7 @@ fn act(app: &mut App, action: Action) -> Vec<Control> {
         }
         Action::CancelJob => return cancel(app),
         Action::Mark => ui.prompt = Some(Prompt::default()),
+        Action::ApplyAdvice => {}
         Action::Theme => {
             let names = crate::theme::names();
             let i = names.iter().position(|n| *n == ui.theme_name);

@@ -18,6 +18,7 @@ pub use timeline::{
     DeviceTimeline, Gap, Idle, LaneKind, LaneRef, LaneTimeline, SpanRec, Timelines,
 };
 
+use provetop_telemetry::advice::Verdict;
 use provetop_telemetry::gaps::{GapAnalyzer, GapDetail};
 use provetop_telemetry::record::Hole;
 use provetop_telemetry::report::{ReportBuilder, Segment};
@@ -62,6 +63,10 @@ pub struct State {
     pub segments: Vec<Segment>,
     segments_at: Nanos,
     segments_dirty: bool,
+    /// The advisor's verdict since the last applied change (or the start), as of `verdict_at`;
+    /// `None` until the first proof.
+    pub verdict: Option<Verdict>,
+    verdict_at: Nanos,
 }
 
 /// One cause of a gap: its label, its share of the gap, and the reason behind it if known.
@@ -95,6 +100,8 @@ impl State {
             segments: vec![],
             segments_at: 0,
             segments_dirty: false,
+            verdict: None,
+            verdict_at: 0,
         }
     }
 
@@ -155,10 +162,32 @@ impl State {
             self.segments_at = self.now;
             self.segments_dirty = false;
         }
+        // The advisor costs what the segments cost: refreshed as rarely.
+        let due = self.now >= self.verdict_at + SEGMENTS_EVERY.max(self.verdict_at / 50);
+        if due && !self.report.proofs().is_empty() {
+            self.verdict = Some(self.advise());
+            self.verdict_at = self.now;
+        }
         let cutoff = self.now.saturating_sub(self.history);
         self.timelines.evict(cutoff);
         self.samples.evict(cutoff);
         self.gap_causes.prune(cutoff);
+    }
+
+    /// The advisor over the stretch since the last applied change, against the configuration
+    /// in force: what the dashboard's advisor line shows and its key applies.
+    fn advise(&self) -> Verdict {
+        let since = self
+            .config
+            .history
+            .iter()
+            .filter(|c| c.applied)
+            .map(|c| c.t)
+            .max()
+            .unwrap_or(0);
+        let cores = self.session.machine.cores.max(1);
+        self.report
+            .verdict(since, self.now, &self.config.current, cores, None)
     }
 
     /// What device `d` waited for during the gap `[start, end)`: each cause with its share,

@@ -16,6 +16,7 @@ use super::detail::{detail_lines, legend_rows, stages_seen};
 use super::widgets::block;
 use super::{fmt, log, metrics, pipeline, Regions};
 use crate::app::{Pane, Ui, SECOND};
+use crate::keys::Action;
 use crate::state::{Gap, LaneKind, LaneRef, State};
 use crate::theme::Theme;
 
@@ -186,6 +187,7 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
         f.buffer_mut()
             .set_string(x, p.block.y + p.block.height - 1, note, theme.dim());
     }
+    advisor_line(f.buffer_mut(), p.block, p.hidden > 0, state, theme, ui);
     let buf = f.buffer_mut();
     let selected_gap = selected_gap(state, ui);
     let cursor = ui.selected_lane(state);
@@ -246,6 +248,39 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
         pipeline::summary(f, s, state, theme, true);
     }
     log::draw(f, p.log, state, theme, ui, false);
+}
+
+/// The advisor on the lanes' bottom border: the bottleneck and the first advice with its key,
+/// cut to the width (left of the `more lanes` note when there is one).
+fn advisor_line(buf: &mut Buffer, block: Rect, note: bool, state: &State, theme: &Theme, ui: &Ui) {
+    let Some(v) = &state.verdict else {
+        return;
+    };
+    let mut text = format!(" advisor: {}", v.bottleneck);
+    if let Some(a) = v.advice.first() {
+        text.push_str(&format!(
+            " · {} {}: {} → {} ×{:.2}",
+            ui.settings.keymap.key(Action::ApplyAdvice),
+            a.knob,
+            a.from,
+            a.to,
+            a.expected_gain
+        ));
+    }
+    text.push(' ');
+    let room = block.width.saturating_sub(if note { 24 } else { 4 }) as usize;
+    let text: String = match text.chars().count() > room {
+        true => text.chars().take(room.saturating_sub(2)).chain(['…', ' ']).collect(),
+        false => text,
+    };
+    if block.height >= 2 && room > 12 {
+        buf.set_string(
+            block.x + 1,
+            block.y + block.height - 1,
+            text,
+            Style::default().fg(theme.accent),
+        );
+    }
 }
 
 /// The selected gap, whole, as it is now.

@@ -1,0 +1,594 @@
+//! The advisor: from what a run's report holds, what the devices waited for (`bottleneck`, one
+//! sentence) and which `[engine]` knobs would help (`advice`, at most three, best first).
+//!
+//! It reads only the report (stage medians, each device's busy time and idle gaps by cause and
+//! reason, the host's cores and pools, the configuration in force), so a recording gets the
+//! same advice on any machine as the live run did.
+//!
+//! # The model
+//!
+//! A device's time is its busy time and its gaps by cause (`report::DeviceReport`). The run's
+//! first and last idle stretches (`no_work`'s `run_start` and `run_end`) are left out: no knob
+//! shortens them. Over the rest, let `f_c` be the share of a device's time idle for cause `c`
+//! (the mean over devices) and `R` the measured rate (steady proofs per hour where there are
+//! enough proofs, else the whole run's). If a knob removes the idle time of `c`, a proof's
+//! share of device time shrinks by `f_c` and the rate becomes `R / (1 − f_c)`: that is the most
+//! the knob can give. It gives less when the stage it feeds cannot supply that much more:
+//!
+//! - synthesis supplies at most `S = 3600 · synthesis_workers / t_s` partitions an hour, `t_s`
+//!   the median synthesis (with `abc_eval`) of a partition; `N` workers supply `S · N / W`, and
+//!   no more than its threads allow: `1 / busy(synthesis pool)` times what they do now;
+//! - more threads (`synthesis_threads`) give at most `T′ / T`, and no more than the idle cores
+//!   allow: `1 / busy(cores)`;
+//! - `C` jobs in flight give at most `C′ / C`, and no more than synthesis supplies (`S / R`);
+//! - a looser `lock` removes the `lock_held` time, B in G2 on the GPU the part of it whose holder
+//!   was in that MSM, `prestage` the `upload` time, one more GPU worker the `queued` time (at
+//!   most `(G + 1) / G`);
+//! - B in G2 on the host, when the cores are all busy, takes its share of the host's CPU time
+//!   from synthesis: moving it to the GPU gives at most `1 / (1 − share)`.
+//!
+//! `expected_gain` is the least of these bounds for the knob: the predicted ratio of proofs per
+//! hour after the change to before. A recommendation needs a gain of at least 3 %; none is a
+//! valid answer (a device busy nearly all the time has nothing to gain from the host).
+
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use crate::config::{EngineConfig, LockStrategy, Placement, MAX_WORKERS};
+use crate::gaps::detail::{HOLDER_AFTER, IDLE_END, IDLE_START};
+use crate::gaps::detail::{POOL_BUSY, SYNTH_BANDWIDTH, SYNTH_CORES};
+use crate::report::{DeviceReport, HostReport, Summary};
+
+/// The least gain worth recommending a change for.
+pub const MIN_GAIN: f64 = 1.03;
+/// At most this many recommendations.
+pub const MAX_ADVICE: usize = 3;
+/// A device busy this much of its steady time is the bottleneck itself.
+const DEVICE_BOUND: f64 = 0.9;
+/// Cores busy this much on average: the host has no cores to spare.
+const CORES_BOUND: f64 = 0.85;
+/// The jobs-in-flight knob (`--concurrency`): not an `[engine]` key, but the run's own.
+pub const CONCURRENCY: &str = "concurrency";
+
+/// One recommendation: change `knob` from `from` to `to`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Advice {
+    /// The `[engine]` key (or `concurrency`, the jobs kept in flight).
+    pub knob: String,
+    /// Its value in the run, as the config file writes it (`?` where the run did not say).
+    pub from: String,
+    /// The value recommended.
+    pub to: String,
+    /// Predicted proofs per hour after the change over before (the module's model).
+    pub expected_gain: f64,
+    /// Why, from the measurements.
+    pub reason: String,
+}
+
+impl Advice {
+    /// `synthesis_workers 2 → 6 (×1.80): reason`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {} → {} (×{:.2}): {}",
+            self.knob, self.from, self.to, self.expected_gain, self.reason
+        )
+    }
+}
+
+/// The advisor's answer for a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// What the devices waited for and the evidence, in one sentence.
+    pub bottleneck: String,
+    /// At most three recommendations, the largest expected gain first; may be empty.
+    pub advice: Vec<Advice>,
+}
+
+/// What the advisor reads: a report's parts and the configuration in force.
+pub struct Evidence<'a> {
+    /// The run's counts, rate and stage statistics.
+    pub summary: &'a Summary,
+    /// Each device's busy time and gaps over the run.
+    pub devices: &'a [DeviceReport],
+    /// The host's cores and pools; `None` without host samples.
+    pub host: Option<&'a HostReport>,
+    /// The configuration in force (`auto` keys resolved where the run said).
+    pub config: &'a EngineConfig,
+    /// The host's cores.
+    pub cores: usize,
+    /// Jobs kept in flight, where known.
+    pub jobs_in_flight: Option<u64>,
+}
+
+/// The shares of the devices' steady time (the run without its first and last idle stretch).
+#[derive(Debug, Default)]
+struct Shares {
+    /// Share of time busy, mean over devices.
+    busy: f64,
+    /// Share of time idle by cause (`no_work` without its start and end), mean over devices.
+    cause: BTreeMap<&'static str, f64>,
+    /// Seconds by reason, summed over devices, for the causes with reasons.
+    lock_held: BTreeMap<String, f64>,
+    waiting_synthesis: BTreeMap<&'static str, f64>,
+    no_work: BTreeMap<&'static str, f64>,
+}
+
+impl Shares {
+    fn of(devices: &[DeviceReport]) -> Shares {
+        let mut s = Shares::default();
+        let n = devices.len().max(1) as f64;
+        for d in devices {
+            let nw = &d.gap_detail.no_work;
+            let ends = nw.get(IDLE_START).unwrap_or(&0.0) + nw.get(IDLE_END).unwrap_or(&0.0);
+            let steady = (d.busy_seconds + d.idle_seconds - ends).max(1e-9);
+            s.busy += d.busy_seconds / steady / n;
+            for (c, secs) in &d.gaps {
+                let secs = match *c {
+                    "no_work" => (secs - ends).max(0.0),
+                    _ => *secs,
+                };
+                *s.cause.entry(c).or_default() += secs / steady / n;
+            }
+            for (k, v) in &d.gap_detail.lock_held {
+                *s.lock_held.entry(k.clone()).or_default() += v;
+            }
+            for (k, v) in &d.gap_detail.waiting_synthesis {
+                *s.waiting_synthesis.entry(k).or_default() += v;
+            }
+            for (k, v) in nw {
+                *s.no_work.entry(k).or_default() += v;
+            }
+        }
+        s
+    }
+
+    fn of_cause(&self, c: &str) -> f64 {
+        self.cause.get(c).copied().unwrap_or(0.0)
+    }
+
+    /// The idle share a fix of `c` removes and the ratio that gives: `1 / (1 − f)`.
+    fn removing(&self, f: f64) -> f64 {
+        1.0 / (1.0 - f.clamp(0.0, 0.95))
+    }
+}
+
+/// The largest entry of a map of seconds, with its share of the total.
+fn top<K: Clone>(m: &BTreeMap<K, f64>) -> Option<(K, f64)> {
+    let total: f64 = m.values().sum();
+    let (k, v) = m.iter().max_by(|a, b| a.1.total_cmp(b.1))?;
+    (total > 0.0).then(|| (k.clone(), v / total))
+}
+
+fn pct(f: f64) -> String {
+    format!("{:.0} %", f * 100.0)
+}
+
+/// The advisor over a report's parts; see the module's model.
+pub fn advise(e: &Evidence) -> Verdict {
+    if e.devices.is_empty() {
+        return Verdict {
+            bottleneck: "no device telemetry in this run: nothing to attribute".into(),
+            advice: vec![],
+        };
+    }
+    let a = Advisor::new(e);
+    if a.s.busy >= DEVICE_BOUND {
+        return Verdict {
+            bottleneck: a.bottleneck(),
+            advice: vec![],
+        };
+    }
+    let mut advice: Vec<Advice> = [
+        a.synthesis(),
+        a.jobs_in_flight(),
+        a.lock(),
+        a.b_g2_host(),
+        a.workers(),
+        a.prestage(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|x| x.expected_gain >= MIN_GAIN && x.expected_gain.is_finite())
+    .collect();
+    advice.sort_by(|x, y| y.expected_gain.total_cmp(&x.expected_gain));
+    let mut seen = vec![];
+    advice.retain(|x| {
+        let fresh = !seen.contains(&x.knob);
+        seen.push(x.knob.clone());
+        fresh
+    });
+    advice.truncate(MAX_ADVICE);
+    for x in &mut advice {
+        x.expected_gain = (x.expected_gain * 100.0).round() / 100.0;
+    }
+    Verdict {
+        bottleneck: a.bottleneck(),
+        advice,
+    }
+}
+
+/// The measurements the rules share.
+struct Advisor<'a> {
+    e: &'a Evidence<'a>,
+    s: Shares,
+    /// Proofs per hour measured.
+    rate: f64,
+    /// Whether the devices are GPUs (B in G2 can move there).
+    gpu: bool,
+    /// Mean busy fraction of the cores, of the synthesis pool, of the prover pool.
+    cpu_busy: Option<f64>,
+    synth_busy: Option<f64>,
+    prover_busy: Option<f64>,
+}
+
+impl<'a> Advisor<'a> {
+    fn new(e: &'a Evidence<'a>) -> Self {
+        let rate = match e.summary.steady_proofs_per_hour {
+            r if r > 0.0 => r,
+            _ => e.summary.proofs_per_hour,
+        };
+        let pool = |name: &str| {
+            e.host
+                .and_then(|h| h.pools_busy_mean.get(name).copied())
+                .filter(|b| *b > 0.0)
+        };
+        Advisor {
+            s: Shares::of(e.devices),
+            rate,
+            gpu: e.devices.iter().any(|d| d.id.starts_with("gpu")),
+            cpu_busy: e
+                .host
+                .filter(|h| h.samples > 0)
+                .map(|h| h.cpu_busy_mean.clamp(0.0, 1.0)),
+            synth_busy: pool("synthesis"),
+            prover_busy: pool("prover"),
+            e,
+        }
+    }
+
+    fn stage(&self, key: &str) -> f64 {
+        self.e.summary.stages.get(key).map_or(0.0, |s| s.median)
+    }
+
+    fn cfg(&self) -> &EngineConfig {
+        self.e.config
+    }
+
+    /// `9 of 16 cores idle`, where the host was sampled.
+    fn idle_cores(&self) -> Option<(usize, usize)> {
+        let busy = self.cpu_busy?;
+        let n = self.e.cores.max(1);
+        Some((((1.0 - busy) * n as f64).round() as usize, n))
+    }
+
+    /// How many times the current rate synthesis could supply if its workers never waited:
+    /// `S / R` of the model; `None` without synthesis times or a rate.
+    fn synthesis_capacity(&self) -> Option<f64> {
+        let t = self.stage("synthesis") + self.stage("abc_eval");
+        (t > 0.0 && self.rate > 0.0)
+            .then(|| 3600.0 * self.cfg().synthesis_workers as f64 / t / self.rate)
+    }
+
+    /// The share of device time lost to partitions that did not reach synthesis: `no_work`
+    /// with jobs to come (`too_few_jobs`, `pending_not_started`: what is left of it once the
+    /// run's start and end are set aside).
+    fn unfed(&self) -> f64 {
+        self.s.of_cause("no_work")
+    }
+
+    /// Waiting for synthesis: more workers when its threads idle, more threads when its pool is
+    /// full and cores idle; nothing when memory bandwidth is short or every core is busy.
+    fn synthesis(&self) -> Option<Advice> {
+        let f = self.s.of_cause("waiting_synthesis");
+        if f <= 0.0 {
+            return None;
+        }
+        let want = self.s.removing(f);
+        let (reason, _) = top(&self.s.waiting_synthesis).unwrap_or(("unknown", 1.0));
+        let cfg = self.cfg();
+        let cores = self.e.cores.max(1);
+        let pool_full = self.synthesis_pool_full();
+        if reason == SYNTH_BANDWIDTH {
+            return None;
+        }
+        if pool_full {
+            let t = cfg.synthesis_threads;
+            let to = (((t as f64) * want).ceil() as usize).min(cores);
+            if to <= t {
+                return None;
+            }
+            let headroom = self.cpu_busy.map_or(f64::INFINITY, |b| 1.0 / b.max(0.05));
+            return Some(Advice {
+                knob: "synthesis_threads".into(),
+                from: t.to_string(),
+                to: to.to_string(),
+                expected_gain: want.min(to as f64 / t as f64).min(headroom),
+                reason: format!(
+                    "the GPU waits for synthesis {} of the time with its pool {} busy{}",
+                    pct(f),
+                    pct(self.synth_busy.unwrap_or(1.0)),
+                    self.idle_cores()
+                        .map(|(i, n)| format!(" and {i} of {n} cores idle"))
+                        .unwrap_or_default()
+                ),
+            });
+        }
+        let w = cfg.synthesis_workers.max(1);
+        // Synthesis that could keep up if it had partitions is not short of workers: the jobs
+        // in flight are (`jobs_in_flight`).
+        let capacity = self.synthesis_capacity().unwrap_or(1.0);
+        if capacity >= want {
+            return None;
+        }
+        let to = ((w as f64 * want / capacity).ceil() as usize)
+            .max(w + 1)
+            .min(cores.max(w + 1))
+            .min(MAX_WORKERS);
+        let threads = self.synth_busy.map_or(f64::INFINITY, |b| 1.0 / b.max(0.05));
+        Some(Advice {
+            knob: "synthesis_workers".into(),
+            from: w.to_string(),
+            to: to.to_string(),
+            expected_gain: want.min(capacity * to as f64 / w as f64).min(threads),
+            reason: format!(
+                "the GPU waits for synthesis {} of the time{}; {w} worker(s) at {:.2} s a partition supply {:.0} partitions/h",
+                pct(f),
+                self.idle_cores()
+                    .map(|(i, n)| format!(" while {i} of {n} cores idle"))
+                    .unwrap_or_default(),
+                self.stage("synthesis") + self.stage("abc_eval"),
+                capacity * self.rate,
+            ),
+        })
+    }
+
+    /// Whether synthesis waited for cores (its pool full) rather than for work.
+    fn synthesis_pool_full(&self) -> bool {
+        let reason = top(&self.s.waiting_synthesis).map(|(r, _)| r);
+        reason == Some(SYNTH_CORES) || self.synth_busy.is_some_and(|b| b >= POOL_BUSY)
+    }
+
+    /// Too few jobs in flight: the devices idle between submissions, or synthesis waits for
+    /// partitions it could have made.
+    fn jobs_in_flight(&self) -> Option<Advice> {
+        let mut f = self.unfed();
+        let capacity = self.synthesis_capacity().unwrap_or(f64::INFINITY);
+        let ws = self.s.of_cause("waiting_synthesis");
+        let synth_unfed =
+            ws > 0.0 && !self.synthesis_pool_full() && capacity >= self.s.removing(ws);
+        if synth_unfed {
+            f += ws;
+        }
+        if f <= 0.0 {
+            return None;
+        }
+        let c = self.e.jobs_in_flight;
+        let want = self.s.removing(f);
+        let (from, to, ratio) = match c {
+            Some(c) if c > 0 => {
+                let to = ((c as f64 * want).ceil() as u64).max(c + 1);
+                (c.to_string(), to.to_string(), to as f64 / c as f64)
+            }
+            _ => ("?".into(), "more".into(), want),
+        };
+        Some(Advice {
+            knob: CONCURRENCY.into(),
+            from,
+            to,
+            expected_gain: want.min(ratio).min(capacity),
+            reason: match synth_unfed {
+                true => format!(
+                    "the GPU idles {} of the time for partitions synthesis could have made: it runs below its {:.0} partitions/h",
+                    pct(f),
+                    capacity * self.rate
+                ),
+                false => format!("the GPU has no work {} of the time between jobs", pct(f)),
+            },
+        })
+    }
+
+    /// `lock_held`: the holder's time outside kernels goes when workers stop excluding each
+    /// other; B in G2 on the host inside the region goes to the GPU instead (`b_g2_host`).
+    fn lock(&self) -> Option<Advice> {
+        let f = self.s.of_cause("lock_held");
+        let cfg = self.cfg();
+        if f <= 0.0 || cfg.gpu_workers_per_device < 2 {
+            return None;
+        }
+        let to = match cfg.lock {
+            LockStrategy::Single => "two-lock",
+            LockStrategy::TwoLock => "none",
+            LockStrategy::None => return None,
+        };
+        let (holder, share) = top(&self.s.lock_held).unwrap_or(("unknown".into(), 1.0));
+        let what = match holder.strip_prefix(HOLDER_AFTER) {
+            Some(stage) => format!("host work after {stage}"),
+            None => holder.clone(),
+        };
+        Some(Advice {
+            knob: "lock".into(),
+            from: self.cfg().get("lock").unwrap_or_default(),
+            to: to.into(),
+            expected_gain: self.s.removing(f),
+            reason: format!(
+                "the GPU waits for its lock {} of the time while the holder is in {what} ({} of it)",
+                pct(f),
+                pct(share)
+            ),
+        })
+    }
+
+    /// B in G2 on the host: the finalizers' MSM takes cores synthesis needs, or holds the lock.
+    fn b_g2_host(&self) -> Option<Advice> {
+        let cfg = self.cfg();
+        let t_g2 = self.stage("msm_b_g2");
+        if !self.gpu || cfg.b_g2_on != Placement::Cpu || t_g2 <= 0.0 {
+            return None;
+        }
+        let idle = 1.0 - self.s.busy.min(1.0);
+        // Its part of the lock's time, where the holder was in it.
+        let held: f64 = self.s.lock_held.values().sum();
+        let in_g2: f64 = self
+            .s
+            .lock_held
+            .iter()
+            .filter(|(k, _)| k.ends_with("msm_b_g2"))
+            .map(|(_, v)| v)
+            .sum();
+        let lock_part = match held > 0.0 {
+            true => self.s.of_cause("lock_held") * in_g2 / held,
+            false => 0.0,
+        };
+        // Its share of the host's CPU time, when the cores are all busy.
+        let cpu_part = match (self.cpu_busy, self.prover_busy) {
+            (Some(cpu), Some(prover)) if cpu >= CORES_BOUND => {
+                let fin = t_g2 + self.stage("finalize") + self.stage("verify");
+                let prover_cpu = prover * cfg.prover_threads as f64;
+                let all_cpu = cpu * self.e.cores.max(1) as f64;
+                (prover_cpu / all_cpu.max(1e-9)).min(1.0) * t_g2 / fin.max(1e-9)
+            }
+            _ => 0.0,
+        };
+        let gain = self
+            .s
+            .removing(lock_part)
+            .max(1.0 / (1.0 - cpu_part.clamp(0.0, 0.95)))
+            .min(1.0 / (1.0 - idle.clamp(0.0, 0.95)));
+        Some(Advice {
+            knob: "b_g2_on".into(),
+            from: "cpu".into(),
+            to: "gpu".into(),
+            expected_gain: gain,
+            reason: format!(
+                "B in G2 takes {t_g2:.2} s a partition on the host{}{}",
+                match cpu_part > 0.0 {
+                    true => format!(", {} of the busy cores' time", pct(cpu_part)),
+                    false => String::new(),
+                },
+                match lock_part > 0.0 {
+                    true => format!(", the GPU waits for its lock {} of the time", pct(lock_part)),
+                    false => String::new(),
+                }
+            ),
+        })
+    }
+
+    /// `queued`: synthesised partitions wait while the device idles and no worker takes one.
+    fn workers(&self) -> Option<Advice> {
+        let f = self.s.of_cause("queued");
+        let g = self.cfg().gpu_workers_per_device;
+        if f <= 0.0 || g >= 16 {
+            return None;
+        }
+        Some(Advice {
+            knob: "gpu_workers_per_device".into(),
+            from: g.to_string(),
+            to: (g + 1).to_string(),
+            expected_gain: self.s.removing(f).min((g + 1) as f64 / g as f64),
+            reason: format!(
+                "partitions wait queued {} of the time while the device idles",
+                pct(f)
+            ),
+        })
+    }
+
+    /// `upload` with staging under the lock: witnesses laid out page-locked upload before it.
+    fn prestage(&self) -> Option<Advice> {
+        let f = self.s.of_cause("upload");
+        if f <= 0.0 || self.cfg().prestage {
+            return None;
+        }
+        Some(Advice {
+            knob: "prestage".into(),
+            from: "false".into(),
+            to: "true".into(),
+            expected_gain: self.s.removing(f),
+            reason: format!(
+                "the GPU waits for uploads {} of the time, staged under the lock",
+                pct(f)
+            ),
+        })
+    }
+
+    /// One sentence: the largest cause of idle time and its evidence, or the device itself.
+    fn bottleneck(&self) -> String {
+        let subject = match (self.gpu, self.e.devices.len()) {
+            (true, 1) => "the GPU".to_string(),
+            (true, n) => format!("the {n} GPUs"),
+            (false, 1) => format!("{}", self.e.devices[0].id),
+            (false, n) => format!("the {n} CPU executors"),
+        };
+        let busy = self.s.busy.min(1.0);
+        let top_cause = self
+            .s
+            .cause
+            .iter()
+            .filter(|(_, f)| **f > 0.0)
+            .max_by(|a, b| a.1.total_cmp(b.1));
+        let Some((cause, f)) = top_cause.filter(|_| busy < DEVICE_BOUND) else {
+            let kernels = self.stage("device_kernels");
+            return format!(
+                "{subject} computes {} of the time: the device is the bottleneck{}",
+                pct(busy),
+                match kernels > 0.0 {
+                    true => format!(" ({kernels:.3} s of kernels a partition)"),
+                    false => String::new(),
+                }
+            );
+        };
+        let cores = self.idle_cores();
+        let f = pct(*f);
+        match *cause {
+            "waiting_synthesis" => {
+                let why = top(&self.s.waiting_synthesis)
+                    .map(|(r, _)| format!(" (short of {})", r.replace('_', " ")))
+                    .unwrap_or_default();
+                match cores {
+                    Some((i, n)) => format!(
+                        "{subject} waits for synthesis {f} of the time{why} while {i} of {n} cores idle"
+                    ),
+                    None => format!("{subject} waits for synthesis {f} of the time{why}"),
+                }
+            }
+            "no_work" => format!(
+                "{subject} has no work {f} of the time: too few jobs in flight{}",
+                self.e
+                    .jobs_in_flight
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default()
+            ),
+            "lock_held" => {
+                let holder = top(&self.s.lock_held)
+                    .map(|(h, _)| match h.strip_prefix(HOLDER_AFTER) {
+                        Some(stage) => format!(", held through host work after {stage}"),
+                        None if h == crate::gaps::detail::HOLDER_UNKNOWN => {
+                            ", its holder out of sight".to_string()
+                        }
+                        None => format!(", its holder in {h}"),
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "{subject} waits for its lock ({}) {f} of the time{holder}",
+                    self.cfg().get("lock").unwrap_or_default()
+                )
+            }
+            "queued" => format!(
+                "partitions wait queued {f} of the time while {subject} idles: too few GPU workers"
+            ),
+            other => {
+                let what = match other {
+                    "upload" => "uploads",
+                    "download" => "downloads",
+                    "alloc" => "allocations",
+                    "prep" => "CPU preparation",
+                    "imbalance" => "another device's work",
+                    _ => "something no span names (unattributed)",
+                };
+                format!("{subject} waits for {what} {f} of the time")
+            }
+        }
+    }
+}
