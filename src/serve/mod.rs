@@ -120,7 +120,7 @@ async fn serve(
             let l = tokio::net::TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("--listen {addr}: cannot listen"))
-                .map_err(|e| run::UsageError(e))?;
+                .map_err(run::UsageError)?;
             let local = l.local_addr()?;
             eprintln!("serve: listening on {local} (gRPC, plaintext)");
             tracing::info!("serve: listening on {local}");
