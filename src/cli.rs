@@ -49,6 +49,13 @@ pub enum Command {
     /// Headless benchmark: proves, verifies, and prints per-stage timings (a table, or --json).
     #[command(after_help = AFTER_HELP)]
     Bench(BenchArgs),
+    /// Proving daemon: cuzk's gRPC interface (cuzk.v1.ProvingEngine, plaintext) for Curio.
+    #[command(after_help = SERVE_AFTER_HELP)]
+    Serve(ServeArgs),
+    /// Writes the SubmitProofRequest Curio would send for a test sector sealed here (proto3 JSON).
+    GenVanilla(GenVanillaArgs),
+    /// Checks a proof of a request file with filecoin-proofs' verify_seal (exit 0 verified, 1 not).
+    Verify(VerifyArgs),
     /// Lists GPUs, the driver, the embedded kernels, and which backend `auto` picks.
     Devices,
     /// Checks every GPU against the cpu backend on fresh random inputs: NTTs in every order,
@@ -148,6 +155,66 @@ pub struct BenchArgs {
     /// partition) in bellperson's formats into DIR.
     #[arg(long, value_name = "DIR")]
     pub export_dir: Option<PathBuf>,
+}
+
+const SERVE_AFTER_HELP: &str = "\
+Exit codes: 0 stopped (SIGTERM or SIGINT) with every request answered, 1 a proof failed,
+  2 bad usage, 3 requests left unfinished when --drain-timeout ran out (or a second signal).";
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// Where to listen: HOST:PORT, a bare PORT (loopback) or unix:///PATH (owner-only socket).
+    /// Other than loopback, anyone who reaches it can submit proofs: a warning says so.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9820")]
+    pub listen: String,
+
+    /// Seconds that open requests get to finish after SIGTERM before the server exits.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub drain_timeout: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct GenVanillaArgs {
+    /// The proof kind of the request (porep).
+    #[arg(long, default_value = "porep")]
+    pub kind: String,
+    /// The test sector's size: 2KiB, 8MiB or 512MiB.
+    #[arg(long, default_value = "2KiB")]
+    pub sector_size: String,
+    /// The miner's number (f0N); the prover id follows from it as in Filecoin.
+    #[arg(long, value_name = "N")]
+    pub miner_id: Option<u64>,
+    /// The miner's ID address, f0N: the same as --miner-id N.
+    #[arg(long, value_name = "f0N")]
+    pub prover_id: Option<String>,
+    /// The sector number.
+    #[arg(long, default_value_t = 7)]
+    pub sector_id: u64,
+    /// Picks the sector's data, ticket and seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The request file to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Overwrite --out if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The request file (proto3 JSON of a SubmitProofRequest, as gen-vanilla writes it).
+    #[arg(long, value_name = "FILE")]
+    pub request: PathBuf,
+    /// The proof: the bytes of AwaitProofResponse.proof.
+    #[arg(long, value_name = "FILE")]
+    pub proof: PathBuf,
+    /// Cache of generated parameters [default: $XDG_CACHE_HOME/provetop/params]
+    #[arg(long, value_name = "DIR")]
+    pub params_cache: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

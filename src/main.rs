@@ -10,11 +10,15 @@ mod config_file;
 mod dashboard;
 mod devices;
 mod export;
+mod gen_vanilla;
 mod headless;
 mod kernels;
 mod logging;
 mod replay;
+mod request_file;
 mod run;
+mod serve;
+mod verify;
 
 use clap::Parser;
 use std::io::IsTerminal;
@@ -38,6 +42,9 @@ fn main() -> ExitCode {
     );
     let result = match &cli.command {
         Some(Command::Bench(args)) => bench::main(args),
+        Some(Command::Serve(args)) => serve::main(args),
+        Some(Command::GenVanilla(args)) => gen_vanilla::main(args),
+        Some(Command::Verify(args)) => verify::main(args),
         Some(Command::Devices) => devices::main(),
         Some(Command::Check { max_log2 }) => check::main(*max_log2),
         Some(Command::Replay(args)) => replay::main(args, interactive, cli.theme.as_deref()),

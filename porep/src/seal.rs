@@ -34,10 +34,29 @@ pub struct Sealed {
 /// The C1 output of a `size` test sector whose data, ids, ticket and seed come from `seed`:
 /// from the cache, else sealed now (and cached).
 pub fn sealed_c1(size: SectorSize, seed: u64, progress: &dyn Fn(&str)) -> Result<Sealed> {
+    sealed_c1_as(size, seed, None, progress)
+}
+
+/// [`sealed_c1`] with the prover id and sector number given (a miner's, as a request names
+/// them) instead of drawn from `seed`; cached under a name of its own.
+pub fn sealed_c1_as(
+    size: SectorSize,
+    seed: u64,
+    ids: Option<([u8; 32], u64)>,
+    progress: &dyn Fn(&str),
+) -> Result<Sealed> {
     let dir = provetop_engine::params::cache::cache_root()
         .join("porep")
         .join("sealed");
-    let path = dir.join(format!("{size}-seed{seed}.c1.json"));
+    let name = match ids {
+        None => format!("{size}-seed{seed}.c1.json"),
+        Some((p, s)) => format!(
+            "{size}-seed{seed}-{}-s{s}.c1.json",
+            provetop_engine::circuit::shape::hex(&p)
+        ),
+    };
+    let path = dir.join(name);
+    let ids_given = ids;
     if path.is_file() {
         match C1::read(&path, Some(size), None) {
             Ok(
@@ -63,12 +82,15 @@ pub fn sealed_c1(size: SectorSize, seed: u64, progress: &dyn Fn(&str)) -> Result
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 0x5ea1_5ec7_0000_0000);
-    let ids = Ids {
+    let mut ids = Ids {
         prover_id: rng.gen(),
         sector_id: rng.gen::<u64>() >> 1,
         ticket: rng.gen(),
         seed: rng.gen(),
     };
+    if let Some((p, s)) = ids_given {
+        (ids.prover_id, ids.sector_id) = (p, s);
+    }
     let start = Instant::now();
     let c1 = with_tree!(size, seal(size, &ids, &mut rng, &dir, progress))
         .with_context(|| format!("sealing a {size} test sector"))?;

@@ -137,6 +137,23 @@ impl ProofVersion {
         bail!("`{name}` is not a registered seal proof")
     }
 
+    /// The size and version of filecoin-proofs-api's registered seal proof number `id` (what
+    /// Curio sends as `registered_proof`); the synthetic and non-interactive ones are named in
+    /// the error.
+    pub fn from_registered_id(id: u64) -> Result<(SectorSize, ProofVersion)> {
+        for size in SectorSize::ALL {
+            for v in [ProofVersion::V1, ProofVersion::V1_1] {
+                if v.registered_id(size) == id {
+                    return Ok((size, v));
+                }
+            }
+        }
+        match id {
+            10..=22 => bail!("registered seal proof {id} is not supported: only the V1 and V1_1 seal proofs (0-9; no synthetic or non-interactive PoRep)"),
+            _ => bail!("{id} is not a registered seal proof number (0-9)"),
+        }
+    }
+
     fn api_version(self) -> ApiVersion {
         match self {
             ProofVersion::V1 => ApiVersion::V1_0_0,
@@ -145,7 +162,7 @@ impl ProofVersion {
     }
 
     /// The registered proof's number, as filecoin-proofs-api numbers them.
-    fn registered_id(self, size: SectorSize) -> u64 {
+    pub fn registered_id(self, size: SectorSize) -> u64 {
         match self {
             ProofVersion::V1 => size.index(),
             ProofVersion::V1_1 => 5 + size.index(),
@@ -182,6 +199,16 @@ mod tests {
             );
         }
         assert!("3KiB".parse::<SectorSize>().is_err());
+        assert_eq!(
+            ProofVersion::from_registered_id(8).unwrap(),
+            (SectorSize::S32GiB, ProofVersion::V1_1)
+        );
+        assert_eq!(
+            ProofVersion::from_registered_id(0).unwrap(),
+            (SectorSize::S2KiB, ProofVersion::V1)
+        );
+        assert!(ProofVersion::from_registered_id(12).is_err());
+        assert!(ProofVersion::from_registered_id(u64::MAX).is_err());
         assert!(ProofVersion::parse_registered("StackedDrg2KiBV1_1_Feat_SyntheticPoRep").is_err());
         // StackedDrg32GiBV1_1 is registered proof 8, as in filecoin-proofs-api.
         assert_eq!(ProofVersion::V1_1.porep_id(SectorSize::S32GiB)[0], 8);

@@ -77,7 +77,8 @@ pub struct Porep {
 
 /// Reads or seals the C1 output, checks it, and registers its circuits with the engine.
 pub fn prepare(args: &PorepArgs, progress: &dyn Fn(&str)) -> Result<Porep> {
-    let vk_dir = filecoin::configure(args.params_dir.as_deref())?;
+    // Before any of filecoin-proofs' code runs (sealing included): it reads its settings once.
+    filecoin::configure(args.params_dir.as_deref())?;
     let given_prover = args.prover_id.as_deref().map(parse_prover_id).transpose()?;
     let (c1, sealed) = match (&args.c1, args.sector_size) {
         (Some(path), size) => (C1::read(path, size, None)?, None),
@@ -97,9 +98,25 @@ pub fn prepare(args: &PorepArgs, progress: &dyn Fn(&str)) -> Result<Porep> {
         .sector_id
         .or(c1.sector_id)
         .or(sealed.as_ref().map(|s| s.sector_id));
+    let name = format!("porep-{}", c1.size);
+    register(c1, prover_id, sector_id, args.params_dir.as_deref(), &name)
+}
+
+/// Builds the circuits of a checked C1 output and registers them with the engine as `name`
+/// (`Workload::External { circuit: name }`): what `prepare` does once it has the C1 output, and
+/// what a served request does with the one it carries. The ids, where both are known, must give
+/// the file's replica id.
+pub fn register(
+    c1: C1,
+    prover_id: Option<[u8; 32]>,
+    sector_id: Option<u64>,
+    params_dir: Option<&std::path::Path>,
+    name: &str,
+) -> Result<Porep> {
+    let vk_dir = filecoin::configure(params_dir)?;
     let size = c1.size;
     let (source, cache_id) = with_tree!(size, build(&c1, prover_id, sector_id))?;
-    let params_file = match &args.params_dir {
+    let params_file = match params_dir {
         None => None,
         Some(dir) => {
             let file = dir.join(storage_proofs_core::parameter_cache::parameter_id(
@@ -116,11 +133,10 @@ pub fn prepare(args: &PorepArgs, progress: &dyn Fn(&str)) -> Result<Porep> {
             Some(file)
         }
     };
-    let name = format!("porep-{size}");
     let partitions = source.partitions();
-    external::register(&name, source);
+    external::register(name, source);
     Ok(Porep {
-        name,
+        name: name.to_string(),
         c1,
         partitions,
         prover_id,

@@ -42,6 +42,12 @@ pub fn register(name: &str, source: Arc<dyn CircuitSource>) {
     registry().lock().insert(name.to_string(), source);
 }
 
+/// Forgets the source registered as `name` (a served request's, once its proof is done);
+/// whether there was one.
+pub fn unregister(name: &str) -> bool {
+    registry().lock().remove(name).is_some()
+}
+
 /// The source registered as `name`; an error naming it when none is.
 pub fn get(name: &str) -> Result<Arc<dyn CircuitSource>> {
     registry()

@@ -86,6 +86,14 @@ impl ParamsStore {
         Ok((pc, Some(origin)))
     }
 
+    /// Forgets the parameters and recorded circuit of the shape with `digest`, so their memory
+    /// goes once no job holds them; the next `get` loads them again. Whether any were held.
+    pub fn evict(&self, digest: &str) -> bool {
+        let params = self.loaded.lock().remove(digest).is_some();
+        let circuit = self.recorded.lock().remove(digest).is_some();
+        params || circuit
+    }
+
     /// Parameters for `workload`: from memory, the `--params` file, the cache, or a new setup.
     pub fn get(&self, workload: &Workload, progress: setup::Progress) -> Result<Arc<Loaded>> {
         let shape = workload.shape()?;

@@ -22,7 +22,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use server::Exporter;
+pub use server::{Collector, Exporter};
 pub use state::MetricsState;
 
 use std::net::{SocketAddr, ToSocketAddrs};

@@ -31,37 +31,8 @@ impl Exporter {
     ) -> std::io::Result<Exporter> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
-        let state = Arc::new(Mutex::new(MetricsState::new(config, clock.now())));
         let stop = Arc::new(AtomicBool::new(false));
-        let sub = bus.subscribe(1 << 16);
-        let collector = {
-            let (state, stop) = (state.clone(), stop.clone());
-            std::thread::Builder::new()
-                .name("metrics-collect".into())
-                .spawn(move || {
-                    let mut last_settle = Instant::now();
-                    while !stop.load(Ordering::Relaxed) {
-                        let first = match sub.rx.recv_timeout(Duration::from_millis(200)) {
-                            Ok(e) => Some(e),
-                            Err(RecvTimeoutError::Timeout) => None,
-                            Err(RecvTimeoutError::Disconnected) => return,
-                        };
-                        let mut st = state.lock();
-                        if let Some(e) = first {
-                            st.observe(&e);
-                            // Whatever else is waiting, under the same lock.
-                            for e in sub.rx.try_iter().take(4096) {
-                                st.observe(&e);
-                            }
-                        }
-                        if last_settle.elapsed() >= Duration::from_secs(1) {
-                            last_settle = Instant::now();
-                            st.settle(clock.now());
-                            st.set_dropped(sub.dropped());
-                        }
-                    }
-                })?
-        };
+        let (state, collector) = collect(bus, clock, config, stop.clone())?;
         let server = {
             let stop = stop.clone();
             std::thread::Builder::new()
@@ -105,4 +76,79 @@ impl Drop for Exporter {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The collector without the HTTP side, for a server that renders the text itself (`provetop
+/// serve`'s `GetMetrics`). Stops when dropped.
+pub struct Collector {
+    state: Arc<Mutex<MetricsState>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Collector {
+    /// Subscribes to `bus` now and folds its events into the state from then on.
+    pub fn start(bus: &Bus, clock: Clock, config: &EngineConfig) -> std::io::Result<Collector> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (state, thread) = collect(bus, clock, config, stop.clone())?;
+        Ok(Collector {
+            state,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The text exposition format of what is known now.
+    pub fn render(&self) -> String {
+        self.state.lock().render()
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The collector thread: folds the bus into the state and settles it once a second, until
+/// `stop`.
+fn collect(
+    bus: &Bus,
+    clock: Clock,
+    config: &EngineConfig,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<(Arc<Mutex<MetricsState>>, JoinHandle<()>)> {
+    let state = Arc::new(Mutex::new(MetricsState::new(config, clock.now())));
+    let sub = bus.subscribe(1 << 16);
+    let st = state.clone();
+    let thread = std::thread::Builder::new()
+        .name("metrics-collect".into())
+        .spawn(move || {
+            let state = st;
+            let mut last_settle = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                let first = match sub.rx.recv_timeout(Duration::from_millis(200)) {
+                    Ok(e) => Some(e),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                };
+                let mut st = state.lock();
+                if let Some(e) = first {
+                    st.observe(&e);
+                    // Whatever else is waiting, under the same lock.
+                    for e in sub.rx.try_iter().take(4096) {
+                        st.observe(&e);
+                    }
+                }
+                if last_settle.elapsed() >= Duration::from_secs(1) {
+                    last_settle = Instant::now();
+                    st.settle(clock.now());
+                    st.set_dropped(sub.dropped());
+                }
+            }
+        })?;
+    Ok((state, thread))
 }

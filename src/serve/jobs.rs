@@ -1,0 +1,468 @@
+//! The served requests: each one's state from acceptance to its answer, `request_id`
+//! idempotency, the queue in front of the engine, and cancellation. Requests wait here (what
+//! `GetStatus` counts as pending) until the engine has room, then go to its pipeline like
+//! `bench`'s jobs; the outcome thread (`outcomes`) assembles their partitions' proofs.
+
+use anyhow::Result;
+use parking_lot::{Condvar, Mutex};
+use provetop_engine::circuit::Workload;
+use provetop_engine::pipeline::{EngineHandle, JobId, JobSpec};
+use provetop_porep::Porep;
+use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
+use provetop_proto::cuzk::v1::{AwaitProofResponse, ProofKind, SubmitProofRequest};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::watch;
+
+use super::params::ParamSets;
+use super::request;
+
+/// Finished requests remembered for `AwaitProof` and retries, oldest forgotten first.
+const KEEP_FINISHED: usize = 1024;
+
+/// Where a request is.
+pub enum Phase {
+    /// Accepted, its circuit not yet built.
+    Checking,
+    /// Built and waiting for room in the engine.
+    Queued,
+    /// In the engine's pipeline as `engine_job`.
+    Running,
+    /// Answered.
+    Finished,
+}
+
+/// One request.
+pub struct Entry {
+    pub request_id: String,
+    pub kind: ProofKind,
+    pub phase: Phase,
+    pub porep: Option<Arc<Porep>>,
+    pub circuit_id: String,
+    pub engine_job: Option<JobId>,
+    pub accepted: Instant,
+    pub submitted: Option<Instant>,
+    pub srs_load_ms: u64,
+    /// Each partition's 192-byte proof, by partition.
+    pub proofs: Vec<Option<Vec<u8>>>,
+    pub synthesis_s: f64,
+    pub device_s: f64,
+    pub answer: watch::Sender<Option<AwaitProofResponse>>,
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: HashMap<String, Entry>,
+    by_request: HashMap<String, String>,
+    by_engine: HashMap<JobId, String>,
+    queue: VecDeque<String>,
+    finished: VecDeque<String>,
+    next: u64,
+    completed: u64,
+    failed: u64,
+    /// Requests whose proof the engine or verify_seal failed (not refused requests).
+    proof_failed: u64,
+    accepting: bool,
+}
+
+/// The table every RPC and the feeder and outcome threads share.
+pub struct Jobs {
+    pub engine: EngineHandle,
+    pub params: ParamSets,
+    inner: Mutex<Inner>,
+    wake: Condvar,
+    /// Jobs in the engine at most; None: the engine's own choice for the request's partitions.
+    concurrency: Option<u64>,
+}
+
+/// What `submit` did.
+pub struct Accepted {
+    pub job_id: String,
+    pub queue_position: u32,
+}
+
+/// Per proof kind: (pending, in progress).
+pub type Queues = Vec<(&'static str, u32, u32)>;
+
+impl Jobs {
+    pub fn new(engine: EngineHandle, params: ParamSets, concurrency: Option<u64>) -> Arc<Jobs> {
+        Arc::new(Jobs {
+            engine,
+            params,
+            inner: Mutex::new(Inner {
+                accepting: true,
+                ..Inner::default()
+            }),
+            wake: Condvar::new(),
+            concurrency,
+        })
+    }
+
+    /// Accepts a request (or joins the one with its `request_id`) and checks and builds it on
+    /// this thread: a bad request is answered FAILED with the reason before this returns.
+    pub fn submit(&self, r: &SubmitProofRequest) -> Result<Accepted, String> {
+        if r.request_id.len() > request::MAX_REQUEST_ID {
+            return Err(format!(
+                "request_id has {} bytes; at most {}",
+                r.request_id.len(),
+                request::MAX_REQUEST_ID
+            ));
+        }
+        let job_id = {
+            let mut st = self.inner.lock();
+            if !st.accepting {
+                return Err("the server is shutting down and takes no new requests".into());
+            }
+            if !r.request_id.is_empty() {
+                if let Some(id) = st.by_request.get(&r.request_id) {
+                    tracing::info!("serve: {} joins {id} (the same request_id)", r.request_id);
+                    let position = st.queue.iter().position(|q| q == id).unwrap_or(0);
+                    return Ok(Accepted {
+                        job_id: id.clone(),
+                        queue_position: position as u32,
+                    });
+                }
+            }
+            st.next += 1;
+            let job_id = format!("job-{}", st.next);
+            let (answer, _) = watch::channel(None);
+            st.entries.insert(
+                job_id.clone(),
+                Entry {
+                    request_id: r.request_id.clone(),
+                    kind: ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified),
+                    phase: Phase::Checking,
+                    porep: None,
+                    circuit_id: String::new(),
+                    engine_job: None,
+                    accepted: Instant::now(),
+                    submitted: None,
+                    srs_load_ms: 0,
+                    proofs: vec![],
+                    synthesis_s: 0.0,
+                    device_s: 0.0,
+                    answer,
+                },
+            );
+            if !r.request_id.is_empty() {
+                st.by_request.insert(r.request_id.clone(), job_id.clone());
+            }
+            job_id
+        };
+        // Built outside the lock: parsing a 32 GiB sector's vanilla proofs takes a while.
+        let name = format!("serve/{job_id}");
+        let built = request::register(r, &name);
+        let mut st = self.inner.lock();
+        let Some(e) = st.entries.get_mut(&job_id) else {
+            return Err("forgotten while being checked".into());
+        };
+        match built {
+            Err(err) => {
+                provetop_engine::circuit::external::unregister(&name);
+                let msg = format!("{err:#}");
+                tracing::warn!("serve: {job_id} ({}) refused: {msg}", r.request_id);
+                finish(&mut st, &job_id, Done::Failed, vec![], msg);
+            }
+            Ok(_) if !matches!(e.phase, Phase::Checking) => {
+                // Cancelled while it was being checked.
+                provetop_engine::circuit::external::unregister(&name);
+            }
+            Ok(p) => {
+                e.circuit_id = request::circuit_id(p.c1.size);
+                e.proofs = vec![None; p.partitions as usize];
+                e.porep = Some(Arc::new(p));
+                e.phase = Phase::Queued;
+                st.queue.push_back(job_id.clone());
+                self.wake.notify_all();
+            }
+        }
+        let queue_position = st.queue.len().saturating_sub(1) as u32;
+        Ok(Accepted {
+            job_id,
+            queue_position,
+        })
+    }
+
+    /// The channel that carries `job_id`'s answer, None for an unknown job.
+    pub fn watch(&self, job_id: &str) -> Option<watch::Receiver<Option<AwaitProofResponse>>> {
+        let st = self.inner.lock();
+        st.entries.get(job_id).map(|e| e.answer.subscribe())
+    }
+
+    /// Cancels a request: a waiting one at once, a running one through the engine (its
+    /// partitions on a device finish unreported). Some(was_running), None for an unknown or
+    /// finished job.
+    pub fn cancel(&self, job_id: &str) -> Option<bool> {
+        let mut st = self.inner.lock();
+        let e = st.entries.get(job_id)?;
+        match e.phase {
+            Phase::Finished => None,
+            Phase::Running => {
+                let job = e.engine_job?;
+                drop(st);
+                self.engine.cancel(job);
+                Some(true)
+            }
+            Phase::Checking | Phase::Queued => {
+                st.queue.retain(|q| q != job_id);
+                let name = format!("serve/{job_id}");
+                provetop_engine::circuit::external::unregister(&name);
+                finish(&mut st, job_id, Done::Cancelled, vec![], "cancelled".into());
+                Some(false)
+            }
+        }
+    }
+
+    /// Stops taking new requests (SIGTERM); what is queued or running goes on.
+    pub fn stop_accepting(&self) {
+        self.inner.lock().accepting = false;
+        self.wake.notify_all();
+    }
+
+    /// Requests not yet answered.
+    pub fn open(&self) -> usize {
+        let st = self.inner.lock();
+        st.entries
+            .values()
+            .filter(|e| !matches!(e.phase, Phase::Finished))
+            .count()
+    }
+
+    /// Answered (completed, failed) since start.
+    pub fn totals(&self) -> (u64, u64) {
+        let st = self.inner.lock();
+        (st.completed, st.failed)
+    }
+
+    /// Requests whose proof failed: a partition that did not prove or verify, or a proof
+    /// verify_seal rejected. Refused requests are not counted.
+    pub fn proof_failures(&self) -> u64 {
+        self.inner.lock().proof_failed
+    }
+
+    /// Pending and in-progress requests of each proof kind, every kind listed.
+    pub fn queues(&self) -> Queues {
+        let st = self.inner.lock();
+        [
+            ProofKind::PorepSealCommit,
+            ProofKind::SnapDealsUpdate,
+            ProofKind::WindowPostPartition,
+            ProofKind::WinningPost,
+        ]
+        .into_iter()
+        .map(|k| {
+            let of = |running: bool| {
+                st.entries
+                    .values()
+                    .filter(|e| e.kind == k)
+                    .filter(|e| match e.phase {
+                        Phase::Checking | Phase::Queued => !running,
+                        Phase::Running => running,
+                        Phase::Finished => false,
+                    })
+                    .count() as u32
+            };
+            (request::kind_name(k), of(false), of(true))
+        })
+        .collect()
+    }
+
+    /// The requests running on each circuit_id: the parameter sets in use.
+    pub fn in_use(&self) -> HashMap<String, u32> {
+        let st = self.inner.lock();
+        let mut n = HashMap::new();
+        for e in st.entries.values() {
+            if matches!(e.phase, Phase::Queued | Phase::Running) {
+                *n.entry(e.circuit_id.clone()).or_insert(0) += 1;
+            }
+        }
+        n
+    }
+
+    /// The feeder: hands queued requests to the engine while it has room, loading their
+    /// parameters first. Returns when no more requests come and the queue is empty.
+    pub fn feed(&self) {
+        loop {
+            let (job_id, porep) = {
+                let mut st = self.inner.lock();
+                loop {
+                    let running = st
+                        .entries
+                        .values()
+                        .filter(|e| matches!(e.phase, Phase::Running))
+                        .count() as u64;
+                    if let Some(head) = st.queue.front().cloned() {
+                        let e = &st.entries[&head];
+                        let parts = e.porep.as_ref().map_or(1, |p| p.partitions);
+                        let limit = self
+                            .concurrency
+                            .unwrap_or_else(|| self.engine.auto_concurrency(parts).0);
+                        if running < limit.max(1) {
+                            let porep = e.porep.clone();
+                            st.queue.pop_front();
+                            break (head, porep);
+                        }
+                    } else if !st.accepting {
+                        return;
+                    }
+                    self.wake
+                        .wait_for(&mut st, std::time::Duration::from_millis(200));
+                }
+            };
+            let Some(porep) = porep else { continue };
+            let started = Instant::now();
+            let loaded = self.params.ensure(porep.c1.size, &porep.name);
+            let srs_load_ms = started.elapsed().as_millis() as u64;
+            let spec = JobSpec {
+                workload: Workload::External {
+                    circuit: porep.name.clone(),
+                },
+                partitions: porep.partitions,
+                seed: 0,
+            };
+            let submitted = loaded.and_then(|_| self.engine.submit(spec));
+            let mut st = self.inner.lock();
+            let Some(e) = st.entries.get_mut(&job_id) else {
+                continue;
+            };
+            if !matches!(e.phase, Phase::Queued) {
+                continue;
+            }
+            match submitted {
+                Ok(job) => {
+                    e.phase = Phase::Running;
+                    e.engine_job = Some(job);
+                    e.submitted = Some(Instant::now());
+                    e.srs_load_ms = srs_load_ms;
+                    st.by_engine.insert(job, job_id);
+                }
+                Err(err) => {
+                    let msg = format!("{err:#}");
+                    finish(&mut st, &job_id, Done::Failed, vec![], msg);
+                }
+            }
+        }
+    }
+
+    /// Runs on the outcome thread: one partition's result.
+    pub fn partition(&self, p: &provetop_engine::pipeline::PartitionResult) {
+        let mut st = self.inner.lock();
+        let Some(id) = st.by_engine.get(&p.record.job).cloned() else {
+            return;
+        };
+        let Some(e) = st.entries.get_mut(&id) else {
+            return;
+        };
+        let stage = |s: provetop_telemetry::Stage| p.record.stages.get(&s).copied().unwrap_or(0.0);
+        use provetop_telemetry::Stage as S;
+        e.synthesis_s += stage(S::Synthesis) + stage(S::AbcEval);
+        e.device_s += [
+            S::H2d,
+            S::NttH,
+            S::MsmH,
+            S::MsmL,
+            S::MsmA,
+            S::MsmBG1,
+            S::MsmBG2,
+            S::BatchAdd,
+        ]
+        .into_iter()
+        .map(stage)
+        .sum::<f64>();
+        if let (Some(slot), Some(proof), true) = (
+            e.proofs.get_mut(p.record.partition as usize),
+            &p.proof,
+            p.record.verified,
+        ) {
+            *slot = Some(proof.to_bytes().to_vec());
+        }
+    }
+
+    /// Runs on the outcome thread: a job ended. Its proofs, all verified by the engine, are
+    /// checked once more by filecoin-proofs' `verify_seal` before the answer goes out.
+    pub fn job_done(&self, job: JobId, failed: u32, cancelled: u32) {
+        let (job_id, porep, proofs) = {
+            let mut st = self.inner.lock();
+            let Some(id) = st.by_engine.remove(&job) else {
+                return;
+            };
+            let Some(e) = st.entries.get_mut(&id) else {
+                return;
+            };
+            let proofs: Option<Vec<u8>> = e
+                .proofs
+                .iter()
+                .cloned()
+                .collect::<Option<Vec<_>>>()
+                .map(|v| v.concat());
+            (id, e.porep.clone(), proofs)
+        };
+        let verdict = match (cancelled, failed, porep, proofs) {
+            (c, _, _, _) if c > 0 => (Done::Cancelled, vec![], "cancelled".to_string()),
+            (_, f, _, _) if f > 0 => (
+                Done::Failed,
+                vec![],
+                format!("{f} partition(s) failed to prove or verify"),
+            ),
+            (_, _, Some(porep), Some(bytes)) => match self.params.verify(&porep, &bytes) {
+                Ok(true) => (Done::Completed, bytes, String::new()),
+                Ok(false) => (
+                    Done::Failed,
+                    vec![],
+                    "filecoin-proofs' verify_seal rejected the proof".into(),
+                ),
+                Err(e) => (Done::Failed, vec![], format!("verify_seal: {e:#}")),
+            },
+            _ => (Done::Failed, vec![], "partitions are missing".into()),
+        };
+        let mut st = self.inner.lock();
+        if verdict.0 == Done::Failed {
+            tracing::warn!("serve: {job_id} failed: {}", verdict.2);
+            st.proof_failed += 1;
+        }
+        provetop_engine::circuit::external::unregister(&format!("serve/{job_id}"));
+        finish(&mut st, &job_id, verdict.0, verdict.1, verdict.2);
+    }
+}
+
+/// Answers `job_id` (once: a later answer is ignored) and forgets the oldest finished requests
+/// beyond `KEEP_FINISHED`.
+fn finish(st: &mut Inner, job_id: &str, status: Done, proof: Vec<u8>, error: String) {
+    let Some(e) = st.entries.get_mut(job_id) else {
+        return;
+    };
+    if matches!(e.phase, Phase::Finished) {
+        return;
+    }
+    e.phase = Phase::Finished;
+    let ms = |s: f64| (s * 1000.0).round() as u64;
+    let queue_wait = e.submitted.unwrap_or_else(Instant::now) - e.accepted;
+    let answer = AwaitProofResponse {
+        job_id: job_id.to_string(),
+        status: status as i32,
+        proof,
+        error_message: error,
+        queue_wait_ms: queue_wait.as_millis() as u64,
+        srs_load_ms: e.srs_load_ms,
+        synthesis_ms: ms(e.synthesis_s),
+        gpu_compute_ms: ms(e.device_s),
+        total_ms: e.accepted.elapsed().as_millis() as u64,
+    };
+    e.porep = None;
+    e.proofs.clear();
+    e.answer.send_replace(Some(answer));
+    match status {
+        Done::Completed => st.completed += 1,
+        Done::Failed => st.failed += 1,
+        _ => {}
+    }
+    st.finished.push_back(job_id.to_string());
+    while st.finished.len() > KEEP_FINISHED {
+        if let Some(old) = st.finished.pop_front() {
+            if let Some(e) = st.entries.remove(&old) {
+                st.by_request.remove(&e.request_id);
+            }
+        }
+    }
+}

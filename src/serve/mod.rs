@@ -1,0 +1,192 @@
+//! `provetop serve`: the engine behind cuzk's gRPC interface (`cuzk.v1.ProvingEngine`), so a
+//! Curio rig hands it its proofs unchanged. `request` checks a request and builds its circuit,
+//! `jobs` keeps every request from acceptance to its answer and feeds the engine's pipeline,
+//! `params` holds the parameter sets, `service` answers the RPCs, `listen` binds the address.
+//! SIGTERM or SIGINT stops taking requests and waits up to `--drain-timeout` for open ones.
+
+mod jobs;
+mod listen;
+mod params;
+mod request;
+mod service;
+
+use anyhow::{Context, Result};
+use provetop_proto::cuzk::v1::proving_engine_server::ProvingEngineServer;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cli::{Concurrency, OnOff, ServeArgs};
+use crate::run;
+
+pub use request::{c1_of as request_c1, prover_id_of_miner};
+
+/// The largest message taken, checked by tonic before it allocates the message: a 64 GiB
+/// sector's vanilla proof and the rest of its request.
+const MAX_MESSAGE: usize = request::MAX_VANILLA_BYTES + (1 << 20);
+
+pub fn main(args: &ServeArgs) -> Result<i32> {
+    let listen = run::usage(listen::parse(&args.listen).context("--listen"))?;
+    let session = run::start(&args.engine)?;
+    let engine = session.engine.clone();
+    let concurrency = match args.engine.concurrency {
+        Concurrency::Jobs(n) => Some(n),
+        Concurrency::Auto => None,
+    };
+    let jobs = jobs::Jobs::new(
+        engine.clone(),
+        params::ParamSets::new(engine.clone()),
+        concurrency,
+    );
+    let metrics = match args.engine.telemetry {
+        OnOff::On => Some(provetop_telemetry::export::prometheus::Collector::start(
+            engine.bus(),
+            engine.clock(),
+            &engine.config(),
+        )?),
+        OnOff::Off => None,
+    };
+    let stop_outcomes = Arc::new(AtomicBool::new(false));
+    let threads = [
+        {
+            let jobs = jobs.clone();
+            std::thread::Builder::new()
+                .name("serve-feed".into())
+                .spawn(move || jobs.feed())?
+        },
+        {
+            let (jobs, stop) = (jobs.clone(), stop_outcomes.clone());
+            std::thread::Builder::new()
+                .name("serve-outcomes".into())
+                .spawn(move || outcomes(&jobs, &stop))?
+        },
+    ];
+    let service = service::Service {
+        jobs: jobs.clone(),
+        metrics,
+        started: Instant::now(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("serve-rpc")
+        .enable_all()
+        .build()
+        .context("starting the RPC runtime")?;
+    let drain = Duration::from_secs(args.drain_timeout);
+    let served = runtime.block_on(serve(listen, service, jobs.clone(), drain));
+    let dropped = jobs.open();
+    stop_outcomes.store(true, Ordering::SeqCst);
+    engine.shutdown();
+    for t in threads {
+        let _ = t.join();
+    }
+    run::finish_recording(session.recorder, None);
+    served?;
+    let proof_failed = jobs.proof_failures();
+    if dropped > 0 {
+        eprintln!("serve: {dropped} request(s) unfinished at the end of the drain");
+    }
+    Ok(match (proof_failed, dropped) {
+        (0, 0) => 0,
+        (0, _) => 3,
+        _ => 1,
+    })
+}
+
+/// Serves until SIGTERM or SIGINT, then drains: no new requests, open ones get up to `drain`.
+async fn serve(
+    listen: listen::Listen,
+    service: service::Service,
+    jobs: Arc<jobs::Jobs>,
+    drain: Duration,
+) -> Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    let svc = ProvingEngineServer::new(service)
+        .max_decoding_message_size(MAX_MESSAGE)
+        .max_encoding_message_size(MAX_MESSAGE);
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async {
+        let _ = done_rx.await;
+    };
+    let router = tonic::transport::Server::builder().add_service(svc);
+    if let Some(w) = listen::exposure_warning(&listen) {
+        tracing::warn!("serve: {w}");
+        eprintln!("serve: warning: {w}");
+    }
+    let server = match &listen {
+        listen::Listen::Tcp(addr) => {
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("--listen {addr}: cannot listen"))
+                .map_err(run::UsageError)?;
+            let local = l.local_addr()?;
+            eprintln!("serve: listening on {local} (gRPC, plaintext)");
+            tracing::info!("serve: listening on {local}");
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(l);
+            tokio::spawn(router.serve_with_incoming_shutdown(incoming, shutdown))
+        }
+        listen::Listen::Unix(path) => {
+            let l = listen::bind_unix(path).map_err(run::UsageError)?;
+            eprintln!(
+                "serve: listening on unix://{} (gRPC, plaintext)",
+                path.display()
+            );
+            tracing::info!("serve: listening on unix://{}", path.display());
+            let incoming = tokio_stream::wrappers::UnixListenerStream::new(l);
+            tokio::spawn(router.serve_with_incoming_shutdown(incoming, shutdown))
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    jobs.stop_accepting();
+    let open = jobs.open();
+    eprintln!(
+        "serve: stopping: no new requests; {open} open, waiting up to {} s",
+        drain.as_secs()
+    );
+    tracing::info!("serve: stopping with {open} open request(s)");
+    let deadline = tokio::time::Instant::now() + drain;
+    while jobs.open() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            // A second signal: stop waiting.
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+        }
+    }
+    // The answers just made reach their callers before the connections close.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let _ = done_tx.send(());
+    match tokio::time::timeout(Duration::from_secs(5), server).await {
+        Ok(Ok(r)) => r.context("serving")?,
+        Ok(Err(e)) => return Err(anyhow::anyhow!("the server task ended: {e}")),
+        Err(_) => tracing::warn!("serve: connections still open after the drain; closing"),
+    }
+    Ok(())
+}
+
+/// The engine's outcomes, into the request table, until `stop`.
+fn outcomes(jobs: &jobs::Jobs, stop: &AtomicBool) {
+    use provetop_engine::pipeline::Outcome;
+    while !stop.load(Ordering::SeqCst) {
+        match jobs
+            .engine
+            .outcomes()
+            .recv_timeout(Duration::from_millis(200))
+        {
+            Ok(Outcome::Partition(p)) => jobs.partition(&p),
+            Ok(Outcome::JobDone {
+                job,
+                failed,
+                cancelled,
+                ..
+            }) => jobs.job_done(job, failed, cancelled),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
