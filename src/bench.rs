@@ -277,15 +277,17 @@ fn write_table(
 fn verdict(session: &Session, out: &RunOutput) -> provetop_telemetry::advice::Verdict {
     let cfg = out.report.config_in_force(&session.cfg);
     let cores = provetop_telemetry::config::cores();
-    out.report
-        .verdict(out.start, out.end, &cfg, cores, Some(session.plan.concurrency))
+    out.report.verdict(
+        out.start,
+        out.end,
+        &cfg,
+        cores,
+        Some(session.plan.concurrency),
+    )
 }
 
 /// `bottleneck: …` and one `advice: …` line per recommendation (`advice: none` for none).
-pub fn write_verdict(
-    w: &mut impl Write,
-    v: &provetop_telemetry::advice::Verdict,
-) -> Result<()> {
+pub fn write_verdict(w: &mut impl Write, v: &provetop_telemetry::advice::Verdict) -> Result<()> {
     writeln!(w, "bottleneck: {}", v.bottleneck)?;
     if v.advice.is_empty() {
         writeln!(w, "advice: none (no change is expected to help)")?;

@@ -229,7 +229,10 @@ fn the_shipped_h200_recording_replays() {
         "{text}"
     );
     assert!(text.contains(&format!("    after {line}")), "{text}");
-    assert!(text.contains(&format!("bottleneck: {bottleneck}")), "{text}");
+    assert!(
+        text.contains(&format!("bottleneck: {bottleneck}")),
+        "{text}"
+    );
 }
 
 /// The H200 recordings of bench/results get the advisor's verdict from any machine: a
@@ -254,8 +257,7 @@ fn the_shipped_h200_pool_recordings_get_a_bottleneck_and_advice() {
         for a in advice {
             let knob = a["knob"].as_str().unwrap();
             assert!(
-                knob == "concurrency"
-                    || provetop_telemetry::config::KEYS.contains(&knob),
+                knob == "concurrency" || provetop_telemetry::config::KEYS.contains(&knob),
                 "{name}: {a}"
             );
             let gain = a["expected_gain"].as_f64().unwrap();

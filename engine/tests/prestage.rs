@@ -8,7 +8,8 @@ use anyhow::Result;
 use blstrs::Scalar;
 use provetop_engine::backend::cpu::CpuExecutor;
 use provetop_engine::backend::{
-    BackendKind, Executor, Gate, Msms, Prestaged, RegionInput, RegionResult, Staged, Steps, Target,
+    BackendKind, Executor, Gate, Msms, Prestaged, RegionInput, RegionResult, StagePlan, Staged,
+    Steps, Target,
 };
 use provetop_engine::circuit::Assignment;
 use provetop_engine::config::EngineConfig;
@@ -83,10 +84,10 @@ impl Executor for Stager {
             ..self.inner.info()
         }
     }
-    fn stage_target(&self, rows: usize, _tails: [usize; 3]) -> Option<Box<dyn Target>> {
+    fn stage_target(&self, plan: StagePlan) -> Option<Box<dyn Target>> {
         self.made.fetch_add(1, Ordering::SeqCst);
         Some(Box::new(Filling {
-            abc: [0, 1, 2].map(|_| vec![-Scalar::from(7u64); rows]),
+            abc: [0, 1, 2].map(|_| vec![-Scalar::from(7u64); plan.rows]),
             live: self.live.clone(),
         }))
     }

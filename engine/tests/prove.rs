@@ -135,3 +135,25 @@ fn same_randomisers_give_the_same_bytes() {
     let inputs = workload.synthesize(5, 0).unwrap().public_inputs().to_vec();
     assert_eq!(prover::verify(&loaded.pvk, &a, &inputs), Ok(()));
 }
+
+/// A pre-compiled circuit's witness with a, b and c left to the region (as the pipeline leaves
+/// them for the cuda backend): an executor that does not evaluate them on a device evaluates
+/// them on the host (`RegionInput::restore_abc`, also the cuda backend's fallback when the
+/// matrices do not fit), and the proof is the plain path's, byte for byte.
+#[test]
+fn a_proof_with_a_b_c_left_to_the_region_is_the_plain_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let w = Workload::Sha256 { blocks: 1 };
+    let loaded = store.get(&w, &|_, _, _| {}).unwrap();
+    let (pc, _) = store.circuit(&w, &|_, _, _| {}).unwrap();
+    let cpu = CpuExecutor::new(0, 2).unwrap();
+    let rs = (Scalar::from(7u64), Scalar::from(11u64));
+    let asg = w.synthesize(5, 0).unwrap();
+    let inputs = asg.public_inputs().to_vec();
+    let plain = prover::prove_with(&cpu, asg, &loaded.params, rs.0, rs.1).unwrap();
+    let witness = w.witness(5, 0).unwrap();
+    let deferred = prover::prove_deferred(&cpu, &pc, witness, &loaded.params, rs, false).unwrap();
+    assert_eq!(deferred.to_bytes(), plain.to_bytes());
+    prover::verify(&loaded.pvk, &deferred, &inputs).unwrap();
+}

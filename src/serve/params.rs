@@ -64,12 +64,15 @@ impl ParamSets {
             .store()
             .get(&workload, &quiet)
             .with_context(|| format!("parameters for {id}"))?;
-        if provetop_engine::tuning::precompiled_for(&self.engine.config(), &workload) {
+        let precompiled =
+            provetop_engine::tuning::precompiled_for(&self.engine.config(), &workload);
+        if precompiled {
             self.engine.store().circuit(&workload, &quiet)?;
         }
         let mut pinned = self.pinned.lock();
         if pinned.is_none() {
-            *pinned = Some(self.engine.reserve_prestage(&loaded).unwrap_or_else(|e| {
+            let reserved = self.engine.reserve_prestage(&loaded, precompiled);
+            *pinned = Some(reserved.unwrap_or_else(|e| {
                 tracing::warn!("prestage: could not page-lock memory ahead ({e:#})");
                 0
             }));

@@ -56,7 +56,10 @@ fn the_advice_key_applies_the_first_recommendation_live() {
         }]
     );
     let screen = text(&render(&mut app, 120, 40));
-    assert!(screen.contains("advisor: applying lock=two-lock"), "{screen}");
+    assert!(
+        screen.contains("advisor: applying lock=two-lock"),
+        "{screen}"
+    );
     // Jobs in flight are the session's, not the engine's: the key says how, sends nothing.
     app.state.verdict = Some(verdict(CONCURRENCY, "2", "4"));
     assert!(key(&mut app, KeyCode::Char('a')).is_empty());
@@ -70,5 +73,8 @@ fn the_help_overlay_lists_the_advice_key() {
     let mut app = gpu_app();
     keys(&mut app, "?");
     let screen = text(&render(&mut app, 120, 40));
-    assert!(screen.contains("apply the advisor's first advice"), "{screen}");
+    assert!(
+        screen.contains("apply the advisor's first advice"),
+        "{screen}"
+    );
 }

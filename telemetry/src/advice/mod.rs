@@ -469,7 +469,10 @@ impl<'a> Advisor<'a> {
                     false => String::new(),
                 },
                 match lock_part > 0.0 {
-                    true => format!(", the GPU waits for its lock {} of the time", pct(lock_part)),
+                    true => format!(
+                        ", the GPU waits for its lock {} of the time",
+                        pct(lock_part)
+                    ),
                     false => String::new(),
                 }
             ),
@@ -517,9 +520,9 @@ impl<'a> Advisor<'a> {
     fn bottleneck(&self) -> String {
         let subject = match (self.gpu, self.e.devices.len()) {
             (true, 1) => "the GPU".to_string(),
-            (true, n) => format!("the {n} GPUs"),
-            (false, 1) => format!("{}", self.e.devices[0].id),
-            (false, n) => format!("the {n} CPU executors"),
+            (true, n) => format!("each of the {n} GPUs"),
+            (false, 1) => self.e.devices[0].id.to_string(),
+            (false, n) => format!("each of the {n} CPU executors"),
         };
         let busy = self.s.busy.min(1.0);
         let top_cause = self

@@ -60,15 +60,19 @@ fn host(cpu: f64, synthesis: f64, prover: f64) -> HostReport {
 }
 
 fn config(f: impl FnOnce(&mut EngineConfig)) -> EngineConfig {
-    let mut c = EngineConfig::default();
-    c.synthesis_threads = 16;
-    c.prover_threads = 16;
+    let mut c = EngineConfig {
+        synthesis_threads: 16,
+        prover_threads: 16,
+        ..Default::default()
+    };
     f(&mut c);
     c
 }
 
 fn first(v: &Verdict) -> &Advice {
-    v.advice.first().unwrap_or_else(|| panic!("no advice: {v:?}"))
+    v.advice
+        .first()
+        .unwrap_or_else(|| panic!("no advice: {v:?}"))
 }
 
 #[test]
@@ -98,7 +102,8 @@ fn too_few_synthesis_workers_get_more_workers() {
     // Removing 60 % idle gives 2.5×; the pool's threads allow 1/0.3.
     assert!((a.expected_gain - 2.5).abs() < 0.01, "{a:?}");
     assert!(
-        v.bottleneck.contains("waits for synthesis 60 %") && v.bottleneck.contains("of 16 cores idle"),
+        v.bottleneck.contains("waits for synthesis 60 %")
+            && v.bottleneck.contains("of 16 cores idle"),
         "{}",
         v.bottleneck
     );
@@ -125,11 +130,19 @@ fn too_few_jobs_in_flight_get_more_jobs() {
         jobs_in_flight: Some(2),
     });
     let a = first(&v);
-    assert_eq!((a.knob.as_str(), a.from.as_str()), (CONCURRENCY, "2"), "{v:?}");
+    assert_eq!(
+        (a.knob.as_str(), a.from.as_str()),
+        (CONCURRENCY, "2"),
+        "{v:?}"
+    );
     assert!(a.to.parse::<u64>().unwrap() >= 4, "{a:?}");
     // 45 of 95 steady seconds idle: ×1.90.
     assert!((a.expected_gain - 95.0 / 50.0).abs() < 0.01, "{a:?}");
-    assert!(v.bottleneck.contains("too few jobs in flight (2)"), "{}", v.bottleneck);
+    assert!(
+        v.bottleneck.contains("too few jobs in flight (2)"),
+        "{}",
+        v.bottleneck
+    );
 }
 
 #[test]
@@ -138,7 +151,11 @@ fn a_lock_held_through_host_work_gets_a_looser_lock() {
         lock_held: BTreeMap::from([("after_msm_h".to_string(), 25.0), ("h2d".into(), 5.0)]),
         ..GapDetail::default()
     };
-    let devices = [gpu(65.0, &[("lock_held", 30.0), ("waiting_synthesis", 5.0)], detail)];
+    let devices = [gpu(
+        65.0,
+        &[("lock_held", 30.0), ("waiting_synthesis", 5.0)],
+        detail,
+    )];
     let s = summary(2000.0, &[("synthesis", 0.1)]);
     let h = host(0.5, 0.4, 0.3);
     let c = config(|c| c.synthesis_workers = 8);
@@ -195,7 +212,11 @@ fn b_in_g2_on_the_busy_host_goes_to_the_gpu() {
 
 #[test]
 fn a_busy_device_gets_no_advice() {
-    let devices = [gpu(96.0, &[("lock_held", 1.0), ("no_work", 3.0)], GapDetail::default())];
+    let devices = [gpu(
+        96.0,
+        &[("lock_held", 1.0), ("no_work", 3.0)],
+        GapDetail::default(),
+    )];
     let s = summary(5000.0, &[("synthesis", 0.5), ("device_kernels", 0.7)]);
     let c = config(|_| {});
     let v = advise(&Evidence {
@@ -207,6 +228,10 @@ fn a_busy_device_gets_no_advice() {
         jobs_in_flight: None,
     });
     assert!(v.advice.is_empty(), "{v:?}");
-    assert!(v.bottleneck.contains("the device is the bottleneck"), "{}", v.bottleneck);
+    assert!(
+        v.bottleneck.contains("the device is the bottleneck"),
+        "{}",
+        v.bottleneck
+    );
     assert!(v.advice.len() <= MAX_ADVICE);
 }

@@ -219,7 +219,13 @@ fn record(app: &mut App) -> Vec<Control> {
 /// log shows the change when the engine applies it (or its refusal).
 fn apply_advice(app: &mut App) -> Vec<Control> {
     let now = app.state.now;
-    let Some(a) = app.state.verdict.as_ref().and_then(|v| v.advice.first()).cloned() else {
+    let Some(a) = app
+        .state
+        .verdict
+        .as_ref()
+        .and_then(|v| v.advice.first())
+        .cloned()
+    else {
         app.ui
             .notify(now, "advisor: nothing to apply (no advice yet)", false);
         return vec![];

@@ -270,7 +270,11 @@ fn advisor_line(buf: &mut Buffer, block: Rect, note: bool, state: &State, theme:
     text.push(' ');
     let room = block.width.saturating_sub(if note { 24 } else { 4 }) as usize;
     let text: String = match text.chars().count() > room {
-        true => text.chars().take(room.saturating_sub(2)).chain(['…', ' ']).collect(),
+        true => text
+            .chars()
+            .take(room.saturating_sub(2))
+            .chain(['…', ' '])
+            .collect(),
         false => text,
     };
     if block.height >= 2 && room > 12 {
