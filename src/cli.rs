@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Files:
-  config     $XDG_CONFIG_HOME/provetop/config.toml (or --config FILE): [engine] and [ui] tables
+  config     $XDG_CONFIG_HOME/provetop/config.toml (or --config FILE): [engine], [ui] and [serve] tables
   params     $XDG_CACHE_HOME/provetop/params/ (or --params-cache DIR): generated parameters
   logs       $XDG_STATE_HOME/provetop/provetop.log.* (daily files, the last 7 kept)
 
@@ -155,6 +155,12 @@ pub struct BenchArgs {
     /// partition) in bellperson's formats into DIR.
     #[arg(long, value_name = "DIR")]
     pub export_dir: Option<PathBuf>,
+
+    /// With --request: send it --proofs times to a running `provetop serve` (or cuzk) at
+    /// HOST:PORT instead of proving here, --concurrency requests outstanding [auto: 16], and
+    /// check every answer with verify_seal: proofs per hour through the API.
+    #[arg(long, value_name = "HOST:PORT", requires = "request")]
+    pub server: Option<String>,
 }
 
 const SERVE_AFTER_HELP: &str = "\
@@ -168,12 +174,14 @@ pub struct ServeArgs {
 
     /// Where to listen: HOST:PORT, a bare PORT (loopback) or unix:///PATH (owner-only socket).
     /// Other than loopback, anyone who reaches it can submit proofs: a warning says so.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9820")]
-    pub listen: String,
+    /// [default: the config file's [serve] listen, else 127.0.0.1:9820]
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
 
     /// Seconds that open requests get to finish after SIGTERM before the server exits.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    pub drain_timeout: u64,
+    /// [default: the config file's [serve] drain_timeout, else 60]
+    #[arg(long, value_name = "SECONDS")]
+    pub drain_timeout: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -259,7 +267,7 @@ pub enum OnOff {
 
 #[derive(Args, Debug, Clone)]
 pub struct EngineArgs {
-    /// Config file with [engine] and [ui] tables [default: $XDG_CONFIG_HOME/provetop/config.toml]
+    /// Config file with [engine], [ui] and [serve] tables [default: $XDG_CONFIG_HOME/provetop/config.toml]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
@@ -304,6 +312,12 @@ pub struct EngineArgs {
     /// PoRep: a commit-phase-1 output (Lotus/Curio JSON, or lotus-bench's {"Phase1Out": …}).
     #[arg(long, value_name = "FILE")]
     pub c1: Option<PathBuf>,
+
+    /// PoRep: a SubmitProofRequest in proto3 JSON (from `provetop gen-vanilla`, or as Curio
+    /// sends it to `serve`): proves its C1 output for its miner and sector, checked as `serve`
+    /// checks it. Implies --workload porep.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["c1", "sector_size", "prover_id", "sector_id"])]
+    pub request: Option<PathBuf>,
 
     /// PoRep sector size: 2KiB, 8MiB or 512MiB seals a test sector here when there is no --c1
     /// (once; cached under $XDG_CACHE_HOME/provetop/porep); with --c1, checked against the file.

@@ -1,4 +1,5 @@
-//! The config file: `[engine]` (an `EngineConfig`) and `[ui]` (the dashboard's settings).
+//! The config file: `[engine]` (an `EngineConfig`), `[ui]` (the dashboard's settings) and
+//! `[serve]` (`provetop serve`'s own).
 //! Flags override the file; an unknown key or a bad value names the key and exits with 2.
 //! Every mode reads the file through `load`, which checks both tables, so one file is good
 //! or bad alike for the dashboard, `bench`, headless runs and `replay`.
@@ -24,6 +25,46 @@ pub struct ConfigFile {
     pub engine: toml::Table,
     /// The dashboard's settings, checked here whatever the mode.
     pub ui: UiSettings,
+    /// `provetop serve`'s settings, checked here whatever the mode.
+    pub serve: ServeSettings,
+}
+
+/// `[serve]`: what `provetop serve` takes when its flag is not given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServeSettings {
+    /// `listen = "127.0.0.1:9820"` (as `--listen`).
+    pub listen: Option<String>,
+    /// `drain_timeout = 60`, seconds (as `--drain-timeout`).
+    pub drain_timeout: Option<u64>,
+    /// `record = "/var/lib/provetop/serve.ptrec"` (as `--record`).
+    pub record: Option<PathBuf>,
+}
+
+impl ServeSettings {
+    fn from_table(t: &toml::Table) -> Result<ServeSettings> {
+        let mut s = ServeSettings::default();
+        for (key, value) in t {
+            let text = || {
+                value
+                    .as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| anyhow::anyhow!("[serve] {key} must be a string, not {value}"))
+            };
+            match key.as_str() {
+                "listen" => s.listen = Some(text()?),
+                "record" => s.record = Some(PathBuf::from(text()?)),
+                "drain_timeout" => {
+                    let n = value.as_integer().filter(|n| (0..=86_400).contains(n));
+                    let n = n.ok_or_else(|| {
+                        anyhow::anyhow!("[serve] drain_timeout is seconds, 0 to 86400, not {value}")
+                    })?;
+                    s.drain_timeout = Some(n as u64);
+                }
+                _ => bail!("[serve] has no key `{key}`; it takes listen, drain_timeout and record"),
+            }
+        }
+        Ok(s)
+    }
 }
 
 /// Reads the named file (it must exist) or the default one (it may not).
@@ -37,6 +78,7 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
             path: None,
             engine: toml::Table::new(),
             ui: UiSettings::default(),
+            serve: ServeSettings::default(),
         });
     };
     let text = std::fs::read_to_string(&path)
@@ -55,12 +97,15 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
     };
     let engine = table("engine")?;
     let ui = table("ui")?;
+    let serve = table("serve")?;
     if let Some(key) = doc.keys().next() {
         bail!(
-            "config file {}: unknown key `{key}`; the file has [engine] and [ui] tables",
+            "config file {}: unknown key `{key}`; the file has [engine], [ui] and [serve] tables",
             path.display()
         );
     }
+    let serve = ServeSettings::from_table(&serve)
+        .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
     EngineConfig::from_toml_table(&engine)
         .map_err(|e| anyhow::anyhow!("config file {}: [engine] {e}", path.display()))?;
     let ui = UiSettings::from_table(&ui)
@@ -69,6 +114,7 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
         path: Some(path),
         engine,
         ui,
+        serve,
     })
 }
 
@@ -86,4 +132,28 @@ pub fn engine_config(file: &ConfigFile, args: &EngineArgs) -> Result<EngineConfi
             .map_err(|e| anyhow::anyhow!("--{}: {}", key.replace('_', "-"), e.message))?;
     }
     Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve(text: &str) -> Result<ServeSettings> {
+        ServeSettings::from_table(&toml::from_str(text)?)
+    }
+
+    #[test]
+    fn the_serve_table_is_read_and_checked() {
+        let s = serve("listen = \"unix:///run/p.sock\"\ndrain_timeout = 5\nrecord = \"s.ptrec\"")
+            .unwrap();
+        assert_eq!(s.listen.as_deref(), Some("unix:///run/p.sock"));
+        assert_eq!(s.drain_timeout, Some(5));
+        assert_eq!(s.record, Some(PathBuf::from("s.ptrec")));
+        assert_eq!(serve("").unwrap(), ServeSettings::default());
+        let err = |t: &str| format!("{:#}", serve(t).unwrap_err());
+        assert!(err("port = 1").contains("no key `port`"));
+        assert!(err("drain_timeout = -1").contains("0 to 86400"));
+        assert!(err("drain_timeout = \"60\"").contains("0 to 86400"));
+        assert!(err("listen = 9820").contains("must be a string"));
+    }
 }

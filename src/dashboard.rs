@@ -156,6 +156,7 @@ impl Jobs {
                 workload: plan.workload.clone(),
                 partitions: plan.partitions,
                 seed: plan.seed,
+                priority: provetop_engine::pipeline::Priority::Normal,
             },
             planned: plan.proofs,
             submitted: 0,

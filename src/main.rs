@@ -3,6 +3,7 @@
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod alloc;
 mod bench;
+mod bench_remote;
 mod bounds;
 mod check;
 mod cli;

@@ -83,11 +83,16 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
     }
     usage(crate::bounds::counts(args.proofs, args.partitions))?;
     usage(crate::bounds::backend(&cfg, engine_backend))?;
-    let porep = match args.workload {
+    // A request file holds a PoRep C1 output.
+    let kind = match args.request {
+        Some(_) => WorkloadName::Porep,
+        None => args.workload,
+    };
+    let porep = match kind {
         WorkloadName::Porep => Some(Arc::new(usage(prepare_porep(args))?)),
         _ => None,
     };
-    let workload = match (args.workload, &porep) {
+    let workload = match (kind, &porep) {
         (WorkloadName::Synthetic, _) => Workload::Synthetic {
             log2_constraints: args
                 .log2_constraints
@@ -185,6 +190,7 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
             ("the config file", args.config.as_deref()),
             ("the parameters file", params.as_deref()),
             ("the C1 output", args.c1.as_deref()),
+            ("the request file", args.request.as_deref()),
         ];
         let inputs: Vec<_> = inputs
             .iter()
@@ -260,6 +266,9 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
 /// Reads or seals the sector of `--workload porep` and registers its circuits; every input is
 /// checked here, before parameters or proofs.
 fn prepare_porep(args: &EngineArgs) -> Result<Porep> {
+    if let Some(path) = &args.request {
+        return porep_of_request(path, args);
+    }
     let sector_size = args
         .sector_size
         .as_deref()
@@ -281,6 +290,27 @@ fn prepare_porep(args: &EngineArgs) -> Result<Porep> {
         porep.c1.size,
         porep.partitions,
         porep.c1.version.registered_name(porep.c1.size)
+    );
+    Ok(porep)
+}
+
+/// The sector of a request file, checked as `serve` checks a request.
+fn porep_of_request(path: &std::path::Path, args: &EngineArgs) -> Result<Porep> {
+    let what = || format!("--request {}", path.display());
+    let r = crate::request_file::read(path).with_context(what)?;
+    let (c1, prover_id) = crate::serve::request_c1(&r).with_context(what)?;
+    let name = format!("porep-{}", c1.size);
+    let porep = provetop_porep::source::register(
+        c1,
+        Some(prover_id),
+        Some(r.sector_number),
+        args.params_dir.as_deref(),
+        &name,
+    )
+    .with_context(what)?;
+    eprintln!(
+        "porep: request {:?}: miner f0{}, sector {}, {} sector, {} partition(s)",
+        r.request_id, r.miner_id, r.sector_number, porep.c1.size, porep.partitions
     );
     Ok(porep)
 }
@@ -361,8 +391,7 @@ pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
     } else {
         loaded
     }?;
-    let precompiled =
-        provetop_engine::tuning::precompiled_for(&session.engine.config(), &session.plan.workload);
+    let precompiled = session.engine.precompiled_for(&session.plan.workload);
     if precompiled {
         record_circuit(session)?;
     }
@@ -506,6 +535,7 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
         workload: plan.workload.clone(),
         partitions: plan.partitions,
         seed: plan.seed,
+        priority: provetop_engine::pipeline::Priority::Normal,
     };
     let mut submitted = 0;
     while submitted < plan.proofs.min(plan.concurrency) {

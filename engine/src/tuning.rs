@@ -50,9 +50,14 @@ pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
             }
             "precompiled" => {
                 cfg.precompiled = true;
-                "true, but for the synthetic workload: its fused synthesis is 3× faster than a, \
-                 b, c from the matrices on the CPU"
-                    .into()
+                match gpu {
+                    true => "true: every workload's a, b, c come from its matrices, resident on \
+                             the GPU (synthetic 2^24 on an H200: 1.11× the fused synthesis)"
+                        .into(),
+                    false => "true, but for the synthetic workload: its fused synthesis is 3× \
+                              faster than a, b, c from the matrices on the CPU"
+                        .into(),
+                }
             }
             "prestage" if gpu => {
                 cfg.prestage = true;
@@ -100,11 +105,13 @@ pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
 }
 
 /// Whether a job of `workload` takes the pre-compiled path: `precompiled`, except that `auto`
-/// leaves the synthetic workload its own fused synthesis (bench/results/
-/// 2026-12-02-h200-real-circuits: 2^24 on the H200, 8,794 proofs/h plain against 6,826).
-pub fn precompiled_for(cfg: &EngineConfig, workload: &Workload) -> bool {
+/// leaves the synthetic workload its own fused synthesis when a, b, c would be evaluated on
+/// the host (`abc_on_devices` false): there the fused synthesis is faster (bench/results/
+/// 2026-12-02-h200-real-circuits: 2^24 on the H200, 8,794 proofs/h against 6,826), while
+/// evaluated on the GPU the matrices win (2026-12-02-h200-abc: 12,831 against 11,583).
+pub fn precompiled_for(cfg: &EngineConfig, workload: &Workload, abc_on_devices: bool) -> bool {
     let synthetic = matches!(workload, Workload::Synthetic { .. });
-    cfg.precompiled && !(cfg.is_auto("precompiled") && synthetic)
+    cfg.precompiled && !(cfg.is_auto("precompiled") && synthetic && !abc_on_devices)
 }
 
 /// Jobs of `partitions` each to keep submitted so that every synthesis worker and every
@@ -189,14 +196,18 @@ mod tests {
             log2_constraints: 10,
         };
         let sha = Workload::Sha256 { blocks: 1 };
-        assert!(!precompiled_for(&cfg, &synthetic) && precompiled_for(&cfg, &sha));
+        assert!(!precompiled_for(&cfg, &synthetic, false) && precompiled_for(&cfg, &sha, false));
+        assert!(
+            precompiled_for(&cfg, &synthetic, true),
+            "auto takes every workload's matrices to a device that evaluates them"
+        );
         cfg.set("precompiled", "true").unwrap();
         assert!(
-            precompiled_for(&cfg, &synthetic),
+            precompiled_for(&cfg, &synthetic, false),
             "true means every workload"
         );
         cfg.set("precompiled", "false").unwrap();
-        assert!(!precompiled_for(&cfg, &sha));
+        assert!(!precompiled_for(&cfg, &sha, true) && !precompiled_for(&cfg, &synthetic, true));
     }
 
     #[test]

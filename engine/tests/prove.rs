@@ -33,6 +33,7 @@ fn pipeline_proves_and_verifies_every_partition() {
             workload: workload.clone(),
             partitions: 3,
             seed: 1,
+            priority: provetop_engine::pipeline::Priority::Normal,
         })
         .unwrap();
     let sha = engine
@@ -40,6 +41,7 @@ fn pipeline_proves_and_verifies_every_partition() {
             workload: Workload::Sha256 { blocks: 1 },
             partitions: 1,
             seed: 2,
+            priority: provetop_engine::pipeline::Priority::Normal,
         })
         .unwrap();
     let mut partitions = vec![];

@@ -85,6 +85,7 @@ fn two_hundred_random_changes_lose_no_proof() {
                     workload: workload.clone(),
                     partitions: 4,
                     seed: i,
+                    priority: provetop_engine::pipeline::Priority::Normal,
                 })
                 .unwrap()
         })
@@ -195,6 +196,7 @@ fn a_cancelled_job_drops_its_partitions_and_the_others_finish() {
             workload: workload.clone(),
             partitions: 6,
             seed: 1,
+            priority: provetop_engine::pipeline::Priority::Normal,
         })
         .unwrap();
     let b = engine
@@ -202,6 +204,7 @@ fn a_cancelled_job_drops_its_partitions_and_the_others_finish() {
             workload: workload.clone(),
             partitions: 6,
             seed: 2,
+            priority: provetop_engine::pipeline::Priority::Normal,
         })
         .unwrap();
     let c = engine
@@ -209,6 +212,7 @@ fn a_cancelled_job_drops_its_partitions_and_the_others_finish() {
             workload,
             partitions: 2,
             seed: 3,
+            priority: provetop_engine::pipeline::Priority::Normal,
         })
         .unwrap();
     assert!(engine.cancel(b));
@@ -254,6 +258,7 @@ fn a_host_budget_smaller_than_a_partition_still_proves_one_at_a_time() {
             },
             partitions: 3,
             seed: 0,
+            priority: provetop_engine::pipeline::Priority::Normal,
         })
         .unwrap();
     let mut verified = 0;

@@ -6,10 +6,12 @@
 use anyhow::Result;
 use parking_lot::{Condvar, Mutex};
 use provetop_engine::circuit::Workload;
-use provetop_engine::pipeline::{EngineHandle, JobId, JobSpec};
+use provetop_engine::pipeline::{EngineHandle, JobId, JobSpec, Priority};
 use provetop_porep::Porep;
 use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
-use provetop_proto::cuzk::v1::{AwaitProofResponse, ProofKind, SubmitProofRequest};
+use provetop_proto::cuzk::v1::{
+    AwaitProofResponse, Priority as WirePriority, ProofKind, SubmitProofRequest,
+};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
@@ -37,6 +39,7 @@ pub enum Phase {
 pub struct Entry {
     pub request_id: String,
     pub kind: ProofKind,
+    pub priority: Priority,
     pub phase: Phase,
     pub porep: Option<Arc<Porep>>,
     pub circuit_id: String,
@@ -132,6 +135,7 @@ impl Jobs {
                 Entry {
                     request_id: r.request_id.clone(),
                     kind: ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified),
+                    priority: priority_of(r.priority),
                     phase: Phase::Checking,
                     porep: None,
                     circuit_id: String::new(),
@@ -151,7 +155,8 @@ impl Jobs {
             job_id
         };
         // Built outside the lock: parsing a 32 GiB sector's vanilla proofs takes a while.
-        let name = format!("serve/{job_id}");
+        let kind = ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified);
+        let name = circuit_name(kind, &job_id);
         let built = request::register(r, &name);
         let mut st = self.inner.lock();
         let Some(e) = st.entries.get_mut(&job_id) else {
@@ -173,11 +178,19 @@ impl Jobs {
                 e.proofs = vec![None; p.partitions as usize];
                 e.porep = Some(Arc::new(p));
                 e.phase = Phase::Queued;
-                st.queue.push_back(job_id.clone());
+                let priority = e.priority;
+                let at = {
+                    let entries = &st.entries;
+                    st.queue
+                        .iter()
+                        .position(|q| entries.get(q).is_some_and(|x| x.priority < priority))
+                        .unwrap_or(st.queue.len())
+                };
+                st.queue.insert(at, job_id.clone());
                 self.wake.notify_all();
             }
         }
-        let queue_position = st.queue.len().saturating_sub(1) as u32;
+        let queue_position = st.queue.iter().position(|q| *q == job_id).unwrap_or(0) as u32;
         Ok(Accepted {
             job_id,
             queue_position,
@@ -196,6 +209,7 @@ impl Jobs {
     pub fn cancel(&self, job_id: &str) -> Option<bool> {
         let mut st = self.inner.lock();
         let e = st.entries.get(job_id)?;
+        let kind = e.kind;
         match e.phase {
             Phase::Finished => None,
             Phase::Running => {
@@ -206,8 +220,7 @@ impl Jobs {
             }
             Phase::Checking | Phase::Queued => {
                 st.queue.retain(|q| q != job_id);
-                let name = format!("serve/{job_id}");
-                provetop_engine::circuit::external::unregister(&name);
+                provetop_engine::circuit::external::unregister(&circuit_name(kind, job_id));
                 finish(&mut st, job_id, Done::Cancelled, vec![], "cancelled".into());
                 Some(false)
             }
@@ -284,7 +297,7 @@ impl Jobs {
     /// parameters first. Returns when no more requests come and the queue is empty.
     pub fn feed(&self) {
         loop {
-            let (job_id, porep) = {
+            let (job_id, porep, priority) = {
                 let mut st = self.inner.lock();
                 loop {
                     let running = st
@@ -298,10 +311,17 @@ impl Jobs {
                         let limit = self
                             .concurrency
                             .unwrap_or_else(|| self.engine.auto_concurrency(parts).0);
-                        if running < limit.max(1) {
-                            let porep = e.porep.clone();
+                        // Critical work goes to the engine at once (its queues put it first);
+                        // low work only when nothing else runs.
+                        let room = match e.priority {
+                            Priority::Critical => true,
+                            Priority::Low => running == 0,
+                            _ => running < limit.max(1),
+                        };
+                        if room {
+                            let (porep, priority) = (e.porep.clone(), e.priority);
                             st.queue.pop_front();
-                            break (head, porep);
+                            break (head, porep, priority);
                         }
                     } else if !st.accepting {
                         return;
@@ -320,6 +340,7 @@ impl Jobs {
                 },
                 partitions: porep.partitions,
                 seed: 0,
+                priority,
             };
             let submitted = loaded.and_then(|_| self.engine.submit(spec));
             let mut st = self.inner.lock();
@@ -382,7 +403,7 @@ impl Jobs {
     /// Runs on the outcome thread: a job ended. Its proofs, all verified by the engine, are
     /// checked once more by filecoin-proofs' `verify_seal` before the answer goes out.
     pub fn job_done(&self, job: JobId, failed: u32, cancelled: u32) {
-        let (job_id, porep, proofs) = {
+        let (job_id, kind, porep, proofs) = {
             let mut st = self.inner.lock();
             let Some(id) = st.by_engine.remove(&job) else {
                 return;
@@ -396,7 +417,7 @@ impl Jobs {
                 .cloned()
                 .collect::<Option<Vec<_>>>()
                 .map(|v| v.concat());
-            (id, e.porep.clone(), proofs)
+            (id, e.kind, e.porep.clone(), proofs)
         };
         let verdict = match (cancelled, failed, porep, proofs) {
             (c, _, _, _) if c > 0 => (Done::Cancelled, vec![], "cancelled".to_string()),
@@ -421,8 +442,24 @@ impl Jobs {
             tracing::warn!("serve: {job_id} failed: {}", verdict.2);
             st.proof_failed += 1;
         }
-        provetop_engine::circuit::external::unregister(&format!("serve/{job_id}"));
+        provetop_engine::circuit::external::unregister(&circuit_name(kind, &job_id));
         finish(&mut st, &job_id, verdict.0, verdict.1, verdict.2);
+    }
+}
+
+/// The engine's name for a request's circuit: its proof kind and job, as the dashboard's job
+/// rows and the log show them.
+fn circuit_name(kind: ProofKind, job_id: &str) -> String {
+    format!("{}/{job_id}", request::kind_name(kind))
+}
+
+/// The engine's priority for the wire's; unspecified is normal.
+fn priority_of(wire: i32) -> Priority {
+    match WirePriority::try_from(wire) {
+        Ok(WirePriority::Critical) => Priority::Critical,
+        Ok(WirePriority::High) => Priority::High,
+        Ok(WirePriority::Low) => Priority::Low,
+        _ => Priority::Normal,
     }
 }
 

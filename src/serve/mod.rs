@@ -19,15 +19,32 @@ use std::time::{Duration, Instant};
 use crate::cli::{Concurrency, OnOff, ServeArgs};
 use crate::run;
 
-pub use request::{c1_of as request_c1, prover_id_of_miner};
+pub use request::{c1_of as request_c1, circuit_id, prover_id_of_miner};
 
 /// The largest message taken, checked by tonic before it allocates the message: a 64 GiB
 /// sector's vanilla proof and the rest of its request.
-const MAX_MESSAGE: usize = request::MAX_VANILLA_BYTES + (1 << 20);
+pub(crate) const MAX_MESSAGE: usize = request::MAX_VANILLA_BYTES + (1 << 20);
+
+/// Where `serve` listens when neither `--listen` nor the config file says.
+const DEFAULT_LISTEN: &str = "127.0.0.1:9820";
+/// Seconds of drain when neither `--drain-timeout` nor the config file says.
+const DEFAULT_DRAIN_S: u64 = 60;
 
 pub fn main(args: &ServeArgs) -> Result<i32> {
-    let listen = run::usage(listen::parse(&args.listen).context("--listen"))?;
-    let session = run::start(&args.engine)?;
+    // Flags first, then the config file's [serve], then the defaults.
+    let file = run::usage(crate::config_file::load(args.engine.config.as_deref()))?.serve;
+    let listen = match (&args.listen, &file.listen) {
+        (Some(a), _) => run::usage(listen::parse(a).context("--listen")),
+        (None, Some(a)) => run::usage(listen::parse(a).context("config file [serve] listen")),
+        (None, None) => listen::parse(DEFAULT_LISTEN),
+    }?;
+    let drain_s = args
+        .drain_timeout
+        .or(file.drain_timeout)
+        .unwrap_or(DEFAULT_DRAIN_S);
+    let mut engine_args = args.engine.clone();
+    engine_args.record = engine_args.record.or(file.record);
+    let session = run::start(&engine_args)?;
     let engine = session.engine.clone();
     let concurrency = match args.engine.concurrency {
         Concurrency::Jobs(n) => Some(n),
@@ -72,7 +89,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         .enable_all()
         .build()
         .context("starting the RPC runtime")?;
-    let drain = Duration::from_secs(args.drain_timeout);
+    let drain = Duration::from_secs(drain_s);
     let served = runtime.block_on(serve(listen, service, jobs.clone(), drain));
     let dropped = jobs.open();
     stop_outcomes.store(true, Ordering::SeqCst);

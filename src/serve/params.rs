@@ -64,8 +64,7 @@ impl ParamSets {
             .store()
             .get(&workload, &quiet)
             .with_context(|| format!("parameters for {id}"))?;
-        let precompiled =
-            provetop_engine::tuning::precompiled_for(&self.engine.config(), &workload);
+        let precompiled = self.engine.precompiled_for(&workload);
         if precompiled {
             self.engine.store().circuit(&workload, &quiet)?;
         }

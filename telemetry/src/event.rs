@@ -226,6 +226,37 @@ pub enum JobState {
     Cancelled,
 }
 
+/// How soon a job's partitions are served: each class goes ahead of the ones below it in
+/// every queue of the pipeline (synthesis and devices), first come first served within a class;
+/// running work is never interrupted.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// Only when nothing else waits.
+    Low,
+    /// The default: first come, first served.
+    #[default]
+    Normal,
+    /// Ahead of normal work.
+    High,
+    /// Ahead of everything (WinningPoSt's deadline is an epoch).
+    Critical,
+}
+
+impl Priority {
+    /// The lower-case name logs and the dashboard show.
+    pub fn name(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Normal => "normal",
+            Priority::High => "high",
+            Priority::Critical => "critical",
+        }
+    }
+}
+
 /// A job's or partition's lifecycle step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobEvent {

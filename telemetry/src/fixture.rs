@@ -124,6 +124,14 @@ impl Lcg {
     }
 }
 
+/// The workload's label, as a real session's header and job events name it.
+fn workload(spec: &Spec) -> &'static str {
+    match spec.gpu {
+        true => "synthetic-k24",
+        false => "synthetic-k10",
+    }
+}
+
 /// The session header for `spec`: its machine, devices and a default configuration.
 pub fn session(spec: &Spec) -> SessionInfo {
     let devices = (0..spec.devices)
@@ -163,12 +171,7 @@ pub fn session(spec: &Spec) -> SessionInfo {
         },
         devices,
         config,
-        workload: if spec.gpu {
-            "synthetic-k24"
-        } else {
-            "synthetic-k10"
-        }
-        .into(),
+        workload: workload(spec).into(),
         started_unix: 1_790_000_000.0,
     }
 }
@@ -263,7 +266,7 @@ pub fn events(spec: &Spec) -> Vec<Event> {
                 j,
                 None,
                 JobState::Submitted,
-                None,
+                Some(&format!("{} · normal", workload(spec))),
             );
             g.span(
                 Lane::Pool {

@@ -28,6 +28,7 @@ use crate::telemetry::{Bus, Clock, ConfigChange, ProofRecord};
 use state::State;
 pub(crate) use state::QUEUE_SLACK;
 
+pub use crate::telemetry::Priority;
 pub use reconfigure::fits_backend;
 pub use schedule::{Scheduled, When};
 pub use synthesis::partition_bytes;
@@ -48,6 +49,8 @@ pub struct JobSpec {
     /// Seed of the job's witnesses: each partition's own comes from it, the job and the partition
     /// (`partition_seed`).
     pub seed: u64,
+    /// Where its partitions go in the queues: ahead of every lower class.
+    pub priority: Priority,
 }
 
 /// One partition's result, proof and public inputs included.
@@ -261,6 +264,13 @@ impl EngineHandle {
     /// The configuration now, `auto` keys resolved and applied changes included.
     pub fn config(&self) -> EngineConfig {
         self.shared.state.lock().cfg.clone()
+    }
+
+    /// Whether a job of `workload` submitted now takes the pre-compiled path
+    /// (`tuning::precompiled_for` on the configuration and the devices in service).
+    pub fn precompiled_for(&self, workload: &crate::circuit::Workload) -> bool {
+        let st = self.shared.state.lock();
+        crate::tuning::precompiled_for(&st.cfg, workload, st.abc_on_devices())
     }
 
     /// With `prestage` on, sets aside host memory for the witnesses of as many partitions of

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::locks::{new_lock, DeviceLock};
 use super::pools::SynthesisPools;
-use super::{DeviceStatus, JobId, JobSpec, Shared, Status};
+use super::{DeviceStatus, JobId, JobSpec, Priority, Shared, Status};
 use crate::backend::{Executor, Msms, Prestaged};
 use crate::circuit::precompiled::Precompiled;
 use crate::circuit::Assignment;
@@ -26,6 +26,43 @@ pub(crate) const QUEUE_SLACK: usize = 2;
 pub(crate) struct Ticket {
     pub job: JobId,
     pub partition: u32,
+    /// The job's, copied so the queues order by it without the job table.
+    pub priority: Priority,
+}
+
+/// Something queued in a priority class.
+pub(crate) trait Classed {
+    fn priority(&self) -> Priority;
+}
+
+impl Classed for Ticket {
+    fn priority(&self) -> Priority {
+        self.priority
+    }
+}
+
+impl Classed for Ready {
+    fn priority(&self) -> Priority {
+        self.ticket.priority
+    }
+}
+
+/// Queues `item` behind everything of its class or above and ahead of every lower class.
+pub(crate) fn enqueue<T: Classed>(q: &mut VecDeque<T>, item: T) {
+    let at = q
+        .iter()
+        .position(|x| x.priority() < item.priority())
+        .unwrap_or(q.len());
+    q.insert(at, item);
+}
+
+/// Queues `item` ahead of everything of its class and below: work put back goes first again.
+pub(crate) fn requeue<T: Classed>(q: &mut VecDeque<T>, item: T) {
+    let at = q
+        .iter()
+        .position(|x| x.priority() <= item.priority())
+        .unwrap_or(q.len());
+    q.insert(at, item);
 }
 
 pub(crate) struct Ready {
@@ -165,15 +202,26 @@ impl State {
     }
 
     /// Whether the dispatcher may start synthesising another partition now.
+    /// Whether every device in service evaluates a pre-compiled circuit's a, b and c itself
+    /// (`Executor::evaluates_abc`: the cuda backend, from its resident matrices).
+    pub fn abc_on_devices(&self) -> bool {
+        let mut in_service = self.devices.iter().filter(|d| !d.retiring).peekable();
+        in_service.peek().is_some() && in_service.all(|d| d.exec.evaluates_abc())
+    }
+
     pub fn can_synthesize(&self) -> bool {
         let Some(next) = self.pending.front() else {
             return false;
         };
         let workers = self.cfg.synthesis_workers;
         let bytes = self.jobs.get(&next.job).map_or(0, |j| j.bytes);
+        // Critical work does not wait for the device queue to drain: it takes the next free
+        // synthesis worker and goes ahead of what waits there.
+        let room = next.priority == Priority::Critical
+            || self.synthesizing + self.ready.len() < self.synthesized_bound();
         self.synthesizing < workers
             && self.synthesis.has_idle()
-            && self.synthesizing + self.ready.len() < self.synthesized_bound()
+            && room
             // One partition is always admitted, so a budget smaller than a partition slows
             // the engine to one at a time instead of stopping it.
             && (self.host.in_use() == 0 || self.host.fits(bytes))

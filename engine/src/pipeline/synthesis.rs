@@ -44,8 +44,11 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     }
     spec.workload.validate()?;
     let loaded = shared.store.get(&spec.workload, &|_, _, _| {})?;
-    let precompiled = match crate::tuning::precompiled_for(&shared.state.lock().cfg, &spec.workload)
-    {
+    let wanted = {
+        let st = shared.state.lock();
+        crate::tuning::precompiled_for(&st.cfg, &spec.workload, st.abc_on_devices())
+    };
+    let precompiled = match wanted {
         true => Some(shared.store.circuit(&spec.workload, &|_, _, _| {})?.0),
         false => None,
     };
@@ -57,9 +60,17 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     let job = st.next_job;
     st.next_job += 1;
     for partition in 0..spec.partitions {
-        st.pending.push_back(Ticket { job, partition });
+        super::state::enqueue(
+            &mut st.pending,
+            Ticket {
+                job,
+                partition,
+                priority: spec.priority,
+            },
+        );
     }
     let bytes = partition_bytes(loaded.shape.num_rows());
+    let (label, priority) = (spec.workload.label(), spec.priority);
     st.jobs.insert(
         job,
         Job {
@@ -80,7 +91,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
         job,
         partition: None,
         state: JobState::Submitted,
-        detail: None,
+        detail: Some(format!("{} · {}", label, priority.name())),
     }));
     shared.cv.notify_all();
     Ok(job)
@@ -200,9 +211,7 @@ fn dispatch(shared: Arc<Shared>) {
         let in_service = || st.devices.iter().filter(|d| !d.retiring);
         // A pre-compiled circuit's a, b and c are left to the region when every device in
         // service evaluates them itself (the cuda backend, from its resident matrices).
-        let deferred = precompiled.is_some()
-            && in_service().next().is_some()
-            && in_service().all(|d| d.exec.evaluates_abc());
+        let deferred = precompiled.is_some() && st.abc_on_devices();
         // Prestaging lays the witness out for the copy engines here, off the device workers'
         // path: the first device in service that can does it (page-locked memory serves every
         // GPU; a device that cannot read the layout takes a/b/c back out of it).
@@ -322,17 +331,20 @@ fn synthesize(
                 stages.insert(Stage::Prep, (end - synthesized).as_secs_f64());
             }
             let (job, partition) = (ticket.job, ticket.partition);
-            st.ready.push_back(Ready {
-                ticket,
-                asg,
-                msms,
-                loaded,
-                queued: end,
-                stages,
-                host,
-                prestaged,
-                circuit: precompiled.filter(|_| deferred),
-            });
+            super::state::enqueue(
+                &mut st.ready,
+                Ready {
+                    ticket,
+                    asg,
+                    msms,
+                    loaded,
+                    queued: end,
+                    stages,
+                    host,
+                    prestaged,
+                    circuit: precompiled.filter(|_| deferred),
+                },
+            );
             drop(st);
             shared.bus.publish(Event::Job(JobEvent {
                 t: shared.clock.at(end),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::finalize;
-use super::state::{Ready, State, Ticket};
+use super::state::{requeue, Ready, State, Ticket};
 use super::Shared;
 use crate::backend::{DeviceFault, Engine, RegionInput, RegionOptions, Step, Steps};
 use crate::config::Placement;
@@ -203,7 +203,14 @@ fn fail_over(shared: &Arc<Shared>, device: &str, fault: &DeviceFault, ready: &mu
     let (job, partition) = (ready.ticket.job, ready.ticket.partition);
     st.proving -= 1;
     ready.host.release();
-    st.pending.push_front(Ticket { job, partition });
+    requeue(
+        &mut st.pending,
+        Ticket {
+            job,
+            partition,
+            priority: ready.ticket.priority,
+        },
+    );
     drop(st);
     shared.bus.publish(Event::Job(JobEvent {
         t: shared.clock.now(),

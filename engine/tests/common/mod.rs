@@ -44,6 +44,7 @@ pub fn run_jobs(
                 },
                 partitions,
                 seed,
+                priority: provetop_engine::pipeline::Priority::Normal,
             })
             .unwrap();
     }

@@ -35,6 +35,9 @@ pub struct JobRow {
     pub ended: Option<Nanos>,
     /// Its partitions by index, each from its first event.
     pub partitions: BTreeMap<u32, PartRow>,
+    /// What it proves and its priority, as its submission named them (`synthetic-k24 ·
+    /// normal`, `porep_seal_commit/job-3 · critical`).
+    pub what: Option<String>,
 }
 
 impl JobRow {
@@ -114,7 +117,11 @@ impl Pipeline {
             state: JobState::Submitted,
             ended: None,
             partitions: BTreeMap::new(),
+            what: None,
         });
+        if e.state == JobState::Submitted && e.partition.is_none() && e.detail.is_some() {
+            row.what = e.detail.clone();
+        }
         match e.partition {
             Some(p) => {
                 let part = row.partitions.entry(p).or_insert(PartRow {

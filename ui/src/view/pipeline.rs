@@ -327,12 +327,17 @@ fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     if inner.height == 0 {
         return;
     }
+    // The kind and priority only where they fit beside the rest.
+    let wide = inner.width >= 56;
     let buf = f.buffer_mut();
     buf.set_string(
         inner.x,
         inner.y,
         fmt::fit(
-            " job   state       parts  device  time",
+            match wide {
+                true => " job   state       parts  device  time    what",
+                false => " job   state       parts  device  time",
+            },
             inner.width as usize,
         ),
         theme.dim().add_modifier(Modifier::UNDERLINED),
@@ -361,18 +366,20 @@ fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
             _ => theme.fg,
         };
         let text = format!(
-            " #{:<4} {:<11} {:<6} {:<7} {}",
+            " #{:<4} {:<11} {:<6} {:<7} {:<7} {}",
             j.job,
             state_name(j.state),
             parts_summary(j),
             fmt::fit(&devices.join(","), 7),
-            time
+            time,
+            j.what.as_deref().filter(|_| wide).unwrap_or("")
         );
+        let text = text.trim_end();
         let mut style = Style::default().fg(colour);
         if Some(j.job) == cursor && focused {
             style = style.bg(theme.selection_bg).add_modifier(Modifier::BOLD);
         }
-        buf.set_string(inner.x, y, fmt::fit(&text, inner.width as usize), style);
+        buf.set_string(inner.x, y, fmt::fit(text, inner.width as usize), style);
     }
     if table.is_empty() {
         buf.set_string(inner.x, inner.y + 1, " no jobs yet", theme.dim());

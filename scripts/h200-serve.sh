@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# One device call for `provetop serve` (issue 18) and the defaults (issue 17), tables last:
+#   1. synthetic 2^24, no flags but --proofs 48 (`precompiled = auto` takes the matrices on the GPU)
+#   2. gen-vanilla seals an 8MiB test sector for miner f01000 and writes its request
+#   3. bench --request of it, no flags but --proofs: proofs per hour with an engine here
+#   4. serve, no flags; bench --request --server sends the same request --proofs times (16
+#      outstanding), every answer checked with verify_seal: proofs per hour through the API;
+#      5 s in, one CRITICAL copy of the request: its latency beside a lone request's (step 5)
+#   5. a lone NORMAL request on the idle server: the idle latency
+#   6. SIGTERM: the server drains and exits 0
+#   7. telemetry truth (issue 20): the engine's busy-or-copying fraction against NVML's
+#      utilisation over the runs of 1 and 3 and a 2^22 run (scripts/telemetry-truth.py)
+#
+#   scripts/build-carry.sh   # here; then on the device:
+#   OUT=$OUT scripts/h200-serve.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.carry/provetop}
+OUT=${OUT:?OUT names the folder that comes back}
+W=${WORK:-/tmp/serve-work}
+PROOFS=${PROOFS:-200}
+mkdir -p "$OUT" "$W"
+export XDG_CACHE_HOME=/tmp/provetop-cache XDG_STATE_HOME="$W/state"
+S="$OUT/summary.md"
+: >"$S"
+say() { echo "$*" | tee -a "$S" >&2; }
+say "# Device call $(date -u +%Y-%m-%dT%H:%M:%SZ), binary at $(cat "$(dirname "$BIN")/COMMIT" 2>/dev/null)"
+say "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1); host: $(nproc) cores"
+
+step() { # name, limit, command...
+  local name=$1 limit=$2; shift 2
+  local start=$SECONDS
+  timeout "$limit" "$@" >"$W/$name.out" 2>"$W/$name.log"
+  local rc=$?
+  say "== $name: exit $rc after $((SECONDS - start)) s"
+  return $rc
+}
+
+step k24 240 "$BIN" bench --proofs 48 --json
+step k22 120 "$BIN" bench --log2-constraints 22 --proofs 60 --json
+grep -h "precompiled = auto" "$W/k24.log" | head -1 | cut -c1-200 | tee -a "$S"
+
+step gen 400 "$BIN" gen-vanilla --kind porep --sector-size 8MiB --miner-id 1000 --sector-id 7 --out "$W/req8.json" || {
+  tail -5 "$W/gen.log" | tee -a "$S"; exit 1; }
+python3 - "$W/req8.json" "$W/req8-critical.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1])); r["priority"] = "CRITICAL"; r["requestId"] = "critical"
+json.dump(r, open(sys.argv[2], "w"))
+EOF
+
+step bench 400 "$BIN" bench --request "$W/req8.json" --proofs "$PROOFS" --json
+cp "$W/k24.out" "$OUT/k24.json"; cp "$W/bench.out" "$OUT/p8-bench.json"
+python3 scripts/bench-table.py "$OUT/k24.json" "$OUT/p8-bench.json" | tee -a "$S"
+python3 -c "import json,sys; print('filecoin:', json.load(open(sys.argv[1])).get('filecoin'))" "$OUT/p8-bench.json" | tee -a "$S"
+
+"$BIN" serve >"$W/serve.out" 2>"$W/serve.log" &
+SERVER=$!
+for _ in $(seq 600); do grep -q "listening on" "$W/serve.log" && break; sleep 0.1; done
+grep -h "listening" "$W/serve.log" | tee -a "$S"
+( sleep 5; "$BIN" bench --request "$W/req8-critical.json" --server 127.0.0.1:9820 --proofs 1 --json \
+    >"$W/critical.out" 2>"$W/critical.log" ) &
+CRIT=$!
+step remote 400 "$BIN" bench --request "$W/req8.json" --server 127.0.0.1:9820 --proofs "$PROOFS" --json
+wait $CRIT
+cat "$W/remote.out" | tee -a "$S"
+echo "critical under load: $(cat "$W/critical.out")" | tee -a "$S"
+step idle 120 "$BIN" bench --request "$W/req8.json" --server 127.0.0.1:9820 --proofs 1 --json
+echo "lone request: $(cat "$W/idle.out")" | tee -a "$S"
+kill -TERM $SERVER
+wait $SERVER
+say "== serve after SIGTERM: exit $?"
+tail -3 "$W/serve.log" | cut -c1-300 | tee -a "$S"
+
+python3 - "$W/bench.out" "$W/remote.out" <<'EOF' | tee -a "$S"
+import json, sys
+b = json.loads(open(sys.argv[1]).read()); r = json.loads(open(sys.argv[2]).read())
+bp = b["summary"]["proofs_per_hour"]; rp = r["proofs_per_hour"]
+print(f"| 8MiB | bench --request | {bp:,.0f} |\n| 8MiB | serve, through the API | {rp:,.0f} ({rp / bp:.1%} of bench) |")
+EOF
+for r in k22 k24 bench; do
+  say "### truth: $r"
+  python3 scripts/telemetry-truth.py "$W/$r.out" 2>&1 | grep -v "^$" | tee -a "$S"
+done
+tar czf "$OUT/logs.tar.gz" -C "$W" --exclude='*.json' --exclude=state . 2>/dev/null
