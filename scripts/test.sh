@@ -26,5 +26,19 @@ if command -v g++ >/dev/null; then
 else
   echo "g++ not found: the emulated kernel tests are skipped (the kernels still compile above)"
 fi
+echo "== scripts/serve-test.py (provetop serve over gRPC, from Python)"
+# grpcio-tools makes the client from proto/; prometheus-client parses GetMetrics' text.
+if ! python3 -c "import grpc, grpc_tools, prometheus_client" 2>/dev/null; then
+  python3 -m pip install --quiet grpcio grpcio-tools prometheus-client 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages grpcio grpcio-tools prometheus-client
+fi
+stubs=$(mktemp -d)
+trap 'rm -rf "$stubs"' EXIT
+python3 -m grpc_tools.protoc -Iproto --python_out="$stubs" --grpc_python_out="$stubs" \
+  cuzk/v1/proving.proto
+# The cache `cargo test`'s PoRep tests made (CARGO_TARGET_TMPDIR): their sealed 2KiB sector's
+# parameters are reused, not set up again.
+PYTHONPATH="$stubs" python3 scripts/serve-test.py --bin "${CARGO_TARGET_DIR:-target}/debug/provetop" \
+  --cache "${CARGO_TARGET_DIR:-target}/tmp/porep-2kib-cache"
 echo "== scripts/tui-test.sh"
 PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/tui-test.sh

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::c1::{parse_prover_id, C1};
@@ -223,6 +224,33 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(c1.seed),
     };
+    // filecoin-proofs' C2 checks the vanilla proofs before it proves them (CompoundProof's
+    // sanity check): one that does not verify is refused here, in milliseconds, instead of
+    // failing after a proof's minutes.
+    if let Some(k) = out.vanilla_proofs.iter().position(Vec::is_empty) {
+        bail!("its partition {k} holds no challenge proofs");
+    }
+    // On a pool of its own: rayon's global one may be busy with a proof for many seconds.
+    static CHECKS: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    let pool = CHECKS.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|i| format!("porep-check-{i}"))
+            .build()
+            .expect("a two-thread pool can be built")
+    });
+    let verified = pool
+        .install(|| {
+            <StackedDrg<'_, Tree, DefaultPieceHasher> as ProofScheme<'_>>::verify_all_partitions(
+                &compound.vanilla_params,
+                &pub_in,
+                &out.vanilla_proofs,
+            )
+        })
+        .context("checking its vanilla proofs")?;
+    if !verified {
+        bail!("its vanilla proofs do not verify against its comm_r, comm_d, ticket and seed");
+    }
     let cache_id = <Compound<Tree> as storage_proofs_core::parameter_cache::CacheableParameters<
         StackedCircuit<Tree, DefaultPieceHasher>,
         _,

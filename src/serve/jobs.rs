@@ -233,6 +233,24 @@ impl Jobs {
         self.wake.notify_all();
     }
 
+    /// The drain ran out: every open request is answered FAILED with `why` and the queue is
+    /// emptied (work already in the engine is left to it). Returns how many were open.
+    pub fn abandon_open(&self, why: &str) -> usize {
+        let mut st = self.inner.lock();
+        let open: Vec<String> = st
+            .entries
+            .iter()
+            .filter(|(_, e)| !matches!(e.phase, Phase::Finished))
+            .map(|(id, _)| id.clone())
+            .collect();
+        st.queue.clear();
+        for id in &open {
+            finish(&mut st, id, Done::Failed, vec![], why.to_string());
+        }
+        self.wake.notify_all();
+        open.len()
+    }
+
     /// Requests not yet answered.
     pub fn open(&self) -> usize {
         let st = self.inner.lock();

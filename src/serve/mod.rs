@@ -91,11 +91,15 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         .context("starting the RPC runtime")?;
     let drain = Duration::from_secs(drain_s);
     let served = runtime.block_on(serve(listen, service, jobs.clone(), drain));
-    let dropped = jobs.open();
+    let dropped = *served.as_ref().unwrap_or(&0);
     stop_outcomes.store(true, Ordering::SeqCst);
-    engine.shutdown();
-    for t in threads {
-        let _ = t.join();
+    // Work the drain gave up on is not waited for: a partition on the CPU takes minutes. The
+    // engine's threads end with the process.
+    if dropped == 0 {
+        engine.shutdown();
+        for t in threads {
+            let _ = t.join();
+        }
     }
     run::finish_recording(session.recorder, None);
     served?;
@@ -111,12 +115,13 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
 }
 
 /// Serves until SIGTERM or SIGINT, then drains: no new requests, open ones get up to `drain`.
+/// Returns how many were still open then (each answered FAILED with the reason).
 async fn serve(
     listen: listen::Listen,
     service: service::Service,
     jobs: Arc<jobs::Jobs>,
     drain: Duration,
-) -> Result<()> {
+) -> Result<usize> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -175,6 +180,11 @@ async fn serve(
             _ = int.recv() => break,
         }
     }
+    // The callers still waiting hear why rather than see their connection close.
+    let dropped = jobs.abandon_open(&format!(
+        "the server stopped before this proof was done (--drain-timeout {} s ran out)",
+        drain.as_secs()
+    ));
     // The answers just made reach their callers before the connections close.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let _ = done_tx.send(());
@@ -183,7 +193,7 @@ async fn serve(
         Ok(Err(e)) => return Err(anyhow::anyhow!("the server task ended: {e}")),
         Err(_) => tracing::warn!("serve: connections still open after the drain; closing"),
     }
-    Ok(())
+    Ok(dropped)
 }
 
 /// The engine's outcomes, into the request table, until `stop`.

@@ -121,9 +121,21 @@ pub fn c1_of(r: &SubmitProofRequest) -> Result<(C1, [u8; 32])> {
 /// Checks `r`, builds its partitions' circuits and registers them as `name`. A C1 output for
 /// another sector or miner fails here: its replica id does not follow from theirs.
 pub fn register(r: &SubmitProofRequest, name: &str) -> Result<Porep> {
-    let (c1, prover_id) = c1_of(r)?;
-    provetop_porep::source::register(c1, Some(prover_id), Some(r.sector_number), None, name)
-        .map_err(|e| anyhow!("vanilla_proof: {e:#}"))
+    // Filecoin's crates assume well-formed proofs in places: a panic on a malformed one is that
+    // request's error, not a request left unanswered.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let (c1, prover_id) = c1_of(r)?;
+        provetop_porep::source::register(c1, Some(prover_id), Some(r.sector_number), None, name)
+            .map_err(|e| anyhow!("vanilla_proof: {e:#}"))
+    }))
+    .unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(anyhow!("vanilla_proof: malformed ({why})"))
+    })
 }
 
 #[cfg(test)]

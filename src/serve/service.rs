@@ -27,6 +27,20 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .map_err(|e| Status::internal(format!("the request's worker ended: {e}")))
 }
 
+/// An id as an error message quotes it: a long one cut short, since the message travels in a
+/// header and clients refuse headers over 16 KiB (their error would hide ours).
+fn shown(id: &str) -> String {
+    const MAX: usize = 80;
+    if id.len() <= MAX {
+        return id.to_string();
+    }
+    let mut end = MAX;
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &id[..end], id.len())
+}
+
 impl Service {
     async fn submit(&self, r: SubmitProofRequest) -> Result<SubmitProofResponse, Status> {
         let jobs = self.jobs.clone();
@@ -46,7 +60,7 @@ impl Service {
         timeout: Option<Duration>,
     ) -> Result<AwaitProofResponse, Status> {
         let mut rx = self.jobs.watch(job_id).ok_or_else(|| {
-            Status::not_found(format!("no job `{job_id}` (unknown or forgotten)"))
+            Status::not_found(format!("no job `{}` (unknown or forgotten)", shown(job_id)))
         })?;
         let done = async {
             loop {
@@ -117,7 +131,8 @@ impl ProvingEngine for Service {
         match self.jobs.cancel(&id) {
             Some(was_running) => Ok(Response::new(CancelProofResponse { was_running })),
             None => Err(Status::not_found(format!(
-                "no open job `{id}` (unknown or finished)"
+                "no open job `{}` (unknown or finished)",
+                shown(&id)
             ))),
         }
     }
