@@ -394,8 +394,7 @@ fn set_back(engine: &provetop_engine::pipeline::EngineHandle, concurrency: &mut 
 fn best_ratio(steps: &[Step]) -> f64 {
     steps
         .iter()
-        .filter(|s| matches!(s.verdict, search::Verdict::Kept))
-        .next_back()
+        .rfind(|s| matches!(s.verdict, search::Verdict::Kept))
         .map_or(1.0, |s| s.ratio)
 }
 
