@@ -90,7 +90,8 @@ to 64 finished partitions (fewer when the budget is short). Jobs keep flowing th
 every proof is verified.
 
 --budget: a time (90s, 5m, 1.5h) counted from the first job, or a number of proofs (200p: that
-many finished partitions). When it is spent no new job starts; jobs in flight finish.
+many finished partitions). When it is spent no new job starts; jobs in flight finish. The search
+ends sooner when not even the shortest window fits what is left, or nothing is left to try.
 
 Exit codes: 0 the search ended and every proof verified, 1 a proof failed (the search stops),
   2 bad usage or input, 3 stopped by SIGINT or SIGTERM with jobs unfinished (the table is
