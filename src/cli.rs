@@ -72,6 +72,95 @@ pub enum Command {
     /// Exports a recording for other tools: --perfetto writes Perfetto's protobuf trace
     /// (OUT.pftrace) or Chrome Trace Event JSON (any other name).
     Export(ExportArgs),
+    /// Searches [engine] settings on one running engine: measures proofs per hour, tries the
+    /// advisor's changes and single-knob steps live, keeps what helps; a table of every step,
+    /// then the best configuration (--write saves it to the config file).
+    #[command(after_help = TUNE_AFTER_HELP)]
+    Tune(TuneArgs),
+}
+
+const TUNE_AFTER_HELP: &str = "\
+The search: the configuration as given (file and flags) is measured first, then one change at a
+time: the advisor's recommendations for the last window, then single steps of
+synthesis_workers, gpu_workers_per_device, cpu_devices (cpu backend), concurrency, lock,
+b_g2_on and prestage (cuda backend) and precompiled. A change is kept when its window's proofs
+per hour beat the configuration in force by more than the noise (at least 3 %); otherwise it is
+set back. Each window waits for the jobs submitted before its change to finish, then counts 4
+to 64 finished partitions (fewer when the budget is short). Jobs keep flowing throughout and
+every proof is verified.
+
+--budget: a time (90s, 5m, 1.5h) counted from the first job, or a number of proofs (200p: that
+many finished partitions). When it is spent no new job starts; jobs in flight finish. The search
+ends sooner when not even the shortest window fits what is left, or nothing is left to try.
+
+Exit codes: 0 the search ended and every proof verified, 1 a proof failed (the search stops),
+  2 bad usage or input, 3 stopped by SIGINT or SIGTERM with jobs unfinished (the table is
+  printed; --write is skipped).";
+
+/// `--budget`: how long `tune` searches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TuneBudget {
+    /// Wall time from the first job.
+    Time(std::time::Duration),
+    /// Finished partitions (each one proof).
+    Proofs(u64),
+}
+
+impl std::str::FromStr for TuneBudget {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let bad = || {
+            format!(
+                "expected a time such as 90s, 5m or 1h, or a number of proofs such as 200p, got `{s}`"
+            )
+        };
+        if let Some(n) = t.strip_suffix('p') {
+            return match n.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => Ok(TuneBudget::Proofs(n)),
+                _ => Err(bad()),
+            };
+        }
+        let (n, unit) = [("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+            .iter()
+            .find_map(|(suf, m)| t.strip_suffix(suf).map(|n| (n, *m)))
+            .ok_or_else(bad)?;
+        match n.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 && x * unit <= 7.0 * 86400.0 => Ok(TuneBudget::Time(
+                std::time::Duration::from_secs_f64(x * unit),
+            )),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for TuneBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TuneBudget::Time(d) => write!(f, "{}s", d.as_secs_f64()),
+            TuneBudget::Proofs(n) => write!(f, "{n}p"),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+
+    /// How long to search: a time (90s, 5m, 1h) or a number of proofs (200p) [default: 5m]
+    #[arg(long, value_name = "TIME|Np", default_value = "5m")]
+    pub budget: TuneBudget,
+
+    /// Save the best configuration's [engine] fields that differ from the defaults to the
+    /// config file (--config FILE, else the default path), keeping its comments.
+    #[arg(long)]
+    pub write: bool,
+
+    /// Print one JSON object on stdout (steps, best configuration) instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 const REPLAY_HELP: &str = "\

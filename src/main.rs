@@ -19,6 +19,7 @@ mod replay;
 mod request_file;
 mod run;
 mod serve;
+mod tune;
 mod verify;
 
 use clap::Parser;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         Some(Command::Check { max_log2 }) => check::main(*max_log2),
         Some(Command::Replay(args)) => replay::main(args, interactive, cli.theme.as_deref()),
         Some(Command::Export(args)) => export::main(args),
+        Some(Command::Tune(args)) => tune::main(args),
         None if interactive => dashboard::main(&cli),
         None => headless::main(&cli.engine, None),
     };

@@ -511,7 +511,7 @@ impl RunOutput {
 
 /// Set by SIGINT or SIGTERM while a headless run proves; a second signal ends the process at
 /// once with status 3 (work unfinished), for a supervisor that will not wait.
-fn stop_flag() -> Result<Arc<AtomicBool>> {
+pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register_conditional_shutdown(sig, 3, stop.clone())?;
@@ -593,7 +593,7 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
 /// Spans, job events, samples and marks from the bus (busy time, gap causes, NVML and PCIe
 /// summaries); proofs and config changes come from the engine directly, so they are reported
 /// with telemetry off too.
-fn observe(report: &mut ReportBuilder, e: &Event) {
+pub fn observe(report: &mut ReportBuilder, e: &Event) {
     match e {
         Event::Span(s) => report.add_span(s),
         Event::Job(_) => report.add_job_event(e),
