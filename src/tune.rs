@@ -46,7 +46,12 @@ pub fn main(args: &TuneArgs) -> Result<i32> {
         describe(args.budget),
         plan.concurrency
     );
-    let start_values = values(&engine.config(), &plan.workload, plan.concurrency);
+    let start_values = values(
+        &engine.config(),
+        &plan.workload,
+        engine.abc_on_devices(),
+        plan.concurrency,
+    );
     let mut search = Search::new(search::knobs(cuda, cores() as u64), start_values.clone());
     let out = drive(&session, &mut search, args.budget)?;
     session.engine.shutdown();
@@ -127,13 +132,18 @@ fn clock(s: f64) -> String {
 
 /// The live keys (and `concurrency`) as the search compares them: `precompiled` as jobs of
 /// this workload take it.
-fn values(cfg: &EngineConfig, workload: &Workload, concurrency: u64) -> BTreeMap<String, String> {
+fn values(
+    cfg: &EngineConfig,
+    workload: &Workload,
+    abc_on_devices: bool,
+    concurrency: u64,
+) -> BTreeMap<String, String> {
     let mut v: BTreeMap<String, String> = KEYS
         .iter()
         .filter(|k| EngineConfig::liveness(k) != Some(Liveness::Startup))
         .filter_map(|k| Some((k.to_string(), cfg.get(k)?)))
         .collect();
-    let precompiled = provetop_engine::tuning::precompiled_for(cfg, workload);
+    let precompiled = provetop_engine::tuning::precompiled_for(cfg, workload, abc_on_devices);
     v.insert("precompiled".into(), precompiled.to_string());
     v.insert(CONCURRENCY.into(), concurrency.to_string());
     v
@@ -149,7 +159,12 @@ fn default_values(session: &Session) -> BTreeMap<String, String> {
     let mut cfg = EngineConfig::default();
     let machine = provetop_engine::tuning::Machine::here(engine.backend(), gpus);
     provetop_engine::tuning::resolve(&mut cfg, &machine);
-    values(&cfg, &session.plan.workload, session.plan.concurrency)
+    values(
+        &cfg,
+        &session.plan.workload,
+        engine.abc_on_devices(),
+        session.plan.concurrency,
+    )
 }
 
 /// What the search loop hands back.
@@ -180,6 +195,7 @@ fn drive(session: &Session, search: &mut Search, budget: TuneBudget) -> Result<D
         workload: plan.workload.clone(),
         partitions: plan.partitions,
         seed: plan.seed,
+        priority: provetop_engine::pipeline::Priority::Normal,
     };
     let p = plan.partitions as u64;
     let began = Instant::now();
@@ -648,7 +664,7 @@ mod tests {
         let synthetic = Workload::Synthetic {
             log2_constraints: 12,
         };
-        let v = values(&cfg, &synthetic, 6);
+        let v = values(&cfg, &synthetic, false, 6);
         assert_eq!(v["precompiled"], "false");
         assert_eq!(v["synthesis_workers"], "2");
         assert_eq!(v[CONCURRENCY], "6");

@@ -273,6 +273,11 @@ impl EngineHandle {
         crate::tuning::precompiled_for(&st.cfg, workload, st.abc_on_devices())
     }
 
+    /// Whether every device in service evaluates a pre-compiled circuit's a, b and c itself.
+    pub fn abc_on_devices(&self) -> bool {
+        self.shared.state.lock().abc_on_devices()
+    }
+
     /// With `prestage` on, sets aside host memory for the witnesses of as many partitions of
     /// this parameter set as the pipeline holds at once (synthesising, queued, on devices), so
     /// that page-locking it is paid once, before the first job; `precompiled` when its jobs
