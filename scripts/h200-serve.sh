@@ -42,6 +42,7 @@ grep -h "precompiled = auto" "$W/k24.log" | head -1 | cut -c1-200 | tee -a "$S"
 
 step gen 400 "$BIN" gen-vanilla --kind porep --sector-size 8MiB --miner-id 1000 --sector-id 7 --out "$W/req8.json" || {
   tail -5 "$W/gen.log" | tee -a "$S"; exit 1; }
+gzip -c "$W/req8.json" >"$OUT/req8.json.gz" # for the next call's tune (scripts/h200-tune.sh)
 python3 - "$W/req8.json" "$W/req8-critical.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1])); r["priority"] = "CRITICAL"; r["requestId"] = "critical"

@@ -5,18 +5,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 source scripts/env-nvcc.sh
-echo "== cargo fmt --check"
+# Each section's heading says how far into the run it starts, so a slow CI run shows where.
+section() { echo "== $* (at $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
+section "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy --all-targets -- -D warnings"
+section "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
-echo "== cargo test"
+section "cargo test"
 # The .pftrace export is read back with Perfetto's own protos (the `perfetto` PyPI package).
 if ! python3 -c "import perfetto.protos.perfetto.trace.perfetto_trace_pb2" 2>/dev/null; then
   python3 -m pip install --quiet perfetto protobuf 2>/dev/null ||
     python3 -m pip install --quiet --break-system-packages perfetto protobuf
 fi
 PROVETOP_PFTRACE_CHECK=1 cargo test --workspace
-echo "== the CUDA kernels, emulated on the host (cuda/harness, known answers and host references)"
+section "the CUDA kernels, emulated on the host (cuda/harness, known answers and host references)"
 if command -v g++ >/dev/null; then
   emu="${CARGO_TARGET_DIR:-target}/cuda-emu"
   scripts/cuda-build.sh --emu "$emu" >/dev/null
@@ -26,7 +28,7 @@ if command -v g++ >/dev/null; then
 else
   echo "g++ not found: the emulated kernel tests are skipped (the kernels still compile above)"
 fi
-echo "== scripts/serve-test.py (provetop serve over gRPC, from Python)"
+section "scripts/serve-test.py (provetop serve over gRPC, from Python)"
 # grpcio-tools makes the client from proto/; prometheus-client parses GetMetrics' text.
 if ! python3 -c "import grpc, grpc_tools, prometheus_client" 2>/dev/null; then
   python3 -m pip install --quiet grpcio grpcio-tools prometheus-client 2>/dev/null ||
@@ -40,5 +42,6 @@ python3 -m grpc_tools.protoc -Iproto --python_out="$stubs" --grpc_python_out="$s
 # parameters are reused, not set up again.
 PYTHONPATH="$stubs" python3 scripts/serve-test.py --bin "${CARGO_TARGET_DIR:-target}/debug/provetop" \
   --cache "${CARGO_TARGET_DIR:-target}/tmp/porep-2kib-cache"
-echo "== scripts/tui-test.sh"
+section "scripts/tui-test.sh"
 PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/tui-test.sh
+section "done"
