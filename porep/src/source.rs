@@ -10,8 +10,9 @@ use provetop_engine::circuit::external::{self, CircuitSource};
 use provetop_engine::circuit::precompiled::{self, Precompiled, Witness};
 use provetop_engine::circuit::{synthesize_generic, Assignment, Shape};
 use provetop_engine::params::{setup, setup::Progress, Parameters};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::proof::ProofScheme;
@@ -174,7 +175,32 @@ struct PorepSource<Tree: 'static + MerkleTreeTrait> {
     pub_in: PubIn<Tree>,
     pub_params: stacked::PublicParams<Tree>,
     vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>,
+    /// The parameters' cache id: one per circuit structure (sector size and version).
+    cache_id: String,
     shape: OnceLock<Shape>,
+}
+
+/// Shapes by parameter cache id. Every sector of one size and version has the same circuit
+/// structure, so each served request's source finds it here instead of synthesising its blank
+/// circuit again (seconds of one core for each 8MiB request, which serialised `serve`).
+fn known_shape(cache_id: &str, derive: impl FnOnce() -> Result<Shape>) -> Result<Shape> {
+    static SHAPES: OnceLock<Mutex<HashMap<String, Shape>>> = OnceLock::new();
+    let shapes = SHAPES.get_or_init(Mutex::default);
+    let held = |m: &Mutex<HashMap<String, Shape>>| {
+        m.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(cache_id)
+            .cloned()
+    };
+    if let Some(s) = held(shapes) {
+        return Ok(s);
+    }
+    let s = derive()?;
+    shapes
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(cache_id.to_string(), s.clone());
+    Ok(s)
 }
 
 fn build<Tree: 'static + MerkleTreeTrait>(
@@ -259,6 +285,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         pub_in,
         pub_params: compound.vanilla_params,
         vanilla: out.vanilla_proofs,
+        cache_id: cache_id.clone(),
         shape: OnceLock::new(),
     };
     Ok((Arc::new(source), cache_id))
@@ -291,7 +318,7 @@ impl<Tree: 'static + MerkleTreeTrait> CircuitSource for PorepSource<Tree> {
         if let Some(s) = self.shape.get() {
             return Ok(s.clone());
         }
-        let s = Shape::of(self.blank())?;
+        let s = known_shape(&self.cache_id, || Shape::of(self.blank()))?;
         Ok(self.shape.get_or_init(|| s).clone())
     }
 
