@@ -87,6 +87,9 @@ stages! {
         /// The copy engine moving one staged piece to the device, inside an `h2d` span: what a
         /// device's utilisation counts as busy, where `h2d` also holds the host's staging copies.
         Dma = "dma",
+        /// Building what stays on the device beside a parameter set, once: H's shifted bases
+        /// and the NTT tables (kernels, counted as busy like a proof's).
+        Resident = "resident",
     ]
 }
 
@@ -108,6 +111,7 @@ impl Stage {
                 | Stage::Intt
                 | Stage::CosetNtt
                 | Stage::Pointwise
+                | Stage::Resident
         )
     }
 }

@@ -21,7 +21,7 @@ pub const BUILTIN: [(&str, &str); 3] = [
 pub const DEFAULT: &str = "dark";
 
 /// Every span kind, for themes and legends.
-pub const ALL_STAGES: [Stage; 21] = Stage::ALL;
+pub const ALL_STAGES: [Stage; 22] = Stage::ALL;
 
 /// A theme as loaded: `[ui]` colours, a colour and a glyph per stage.
 #[derive(Clone, Debug, PartialEq)]

@@ -271,3 +271,36 @@ fn a_cancelled_job_leaves_the_queue_when_it_ends() {
     assert_eq!(ms(&d.by_cause, "queued"), 4);
     assert_eq!(ms(&d.by_cause, "no_work"), 1 + 4);
 }
+
+#[test]
+fn what_is_built_once_inside_the_first_region_is_busy_not_unattributed() {
+    // The first region of a parameter set: upload 1..3, H's shifted bases built 3..9 (a
+    // `resident` span on the compute lane), then the partition's kernels 9..12.
+    let region = |with_resident: bool| {
+        let mut e = vec![
+            job(0, 0, JobState::Submitted, None),
+            job(0, 0, JobState::Synthesized, Some(0)),
+            job(1, 0, JobState::Proving, Some(0)),
+            span(worker("gpu0", 0), Stage::H2d, 1, 3, 0),
+            span(compute("gpu0"), Stage::NttH, 9, 12, 0),
+            span(worker("gpu0", 0), Stage::D2h, 12, 13, 0),
+            job(13, 0, JobState::Verified, None),
+        ];
+        if with_resident {
+            e.push(span(compute("gpu0"), Stage::Resident, 3, 9, 0));
+        }
+        attribute(&e, MS, 12 * MS).remove(0)
+    };
+    let spanned = region(true);
+    assert_eq!(spanned.busy / MS, 9, "3..12");
+    assert_eq!(
+        spanned.by_cause.get("unattributed").copied().unwrap_or(0),
+        0
+    );
+    let unspanned = region(false);
+    assert_eq!(
+        ms(&unspanned.by_cause, "unattributed"),
+        6,
+        "3..9 in a region, no span"
+    );
+}

@@ -10,6 +10,7 @@ use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::abc::DeviceCircuit;
 use super::gpu::{DevBuf, Gpu, OutOfMemory};
@@ -96,12 +97,19 @@ impl CudaExecutor {
         Err(OutOfMemory { bytes }.into())
     }
 
-    pub(super) fn tables(&self, s: &CudaStream, log2: u32) -> Result<Arc<ntt::Tables>> {
+    pub(super) fn tables(
+        &self,
+        s: &CudaStream,
+        log2: u32,
+        steps: &mut Steps,
+    ) -> Result<Arc<ntt::Tables>> {
         let mut t = self.tables.lock();
         if let Some(x) = t.get(&log2) {
             return Ok(x.clone());
         }
+        let start = Instant::now();
         let x = Arc::new(ntt::Tables::build(&self.gpu, s, log2)?);
+        steps.push(Stage::Resident, Engine::Compute, start, 0);
         t.insert(log2, x.clone());
         Ok(x)
     }

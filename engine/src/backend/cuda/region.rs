@@ -277,7 +277,12 @@ impl CudaExecutor {
         if !o.prestage {
             self.stage_in(set, &plan, input, gate, steps)?;
         } else {
-            self.workspace(set, plan.log2, (plan.msm_n, plan.msm_bytes), o.vram_budget)?;
+            let start = Instant::now();
+            let sizes = (plan.msm_n, plan.msm_bytes);
+            // Inside the region already (its first upload opened it): an allocation is a span.
+            if let bytes @ 1.. = self.workspace(set, plan.log2, sizes, o.vram_budget)? {
+                steps.push(Stage::Alloc, Engine::Host, start, bytes);
+            }
         }
         let resident = self.resident(set, &plan, input, steps)?;
         let up = self.upload(set, &plan, input, &mut tl)?;
@@ -329,10 +334,12 @@ impl CudaExecutor {
         let copy = set.copy.clone();
         let srs = self.srs(&mut set.staging, &copy, p, (&o, input.b_g2), steps)?;
         let g2_bases = match input.b_g2 {
-            true => Some(self.b_g2_bases(&srs, &mut set.staging, &copy, p, o.vram_budget)?),
+            true => {
+                Some(self.b_g2_bases(&srs, &mut set.staging, &copy, p, o.vram_budget, steps)?)
+            }
             false => None,
         };
-        let tables = self.tables(&copy, plan.log2)?;
+        let tables = self.tables(&copy, plan.log2, steps)?;
         Ok(Resident {
             srs,
             g2_bases,

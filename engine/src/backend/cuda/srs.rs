@@ -83,7 +83,7 @@ impl CudaExecutor {
         let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
         steps.push(Stage::H2d, Engine::H2d, start, bytes as u64);
         if residency != Residency::Host && o.shifted_bases == ShiftedBases::Auto {
-            srs.h = self.shift_h(srs.h, p, s, (budget, o.workers_per_device, b_g2))?;
+            srs.h = self.shift_h(srs.h, p, s, (budget, o.workers_per_device, b_g2), steps)?;
         }
         let srs = Arc::new(srs);
         if residency != Residency::Host {
@@ -101,6 +101,7 @@ impl CudaExecutor {
         p: &Parameters,
         s: &CudaStream,
         (budget, workers, b_g2): (Budget, usize, bool),
+        steps: &mut Steps,
     ) -> Result<HQuery> {
         let HQuery::Plain(bases) = h else {
             return Ok(h);
@@ -145,8 +146,18 @@ impl CudaExecutor {
             }
             Err(e) => return Err(e),
         };
+        steps.push(
+            Stage::Alloc,
+            Engine::Host,
+            start,
+            (q_bytes + tmp_bytes) as u64,
+        );
+        // Its kernels run once a parameter set, inside the first region: a span, so that the
+        // device's busy time holds them as its utilisation does.
+        let kernels = Instant::now();
         msm::shift_enqueue(&self.gpu, s, (bases.ptr, n), sh, q.ptr, tmp.ptr)?;
         self.gpu.sync(s)?;
+        steps.push(Stage::Resident, Engine::Compute, kernels, 0);
         tracing::info!(
             "{}: H's shifted bases (c = {}, {} windows, {:.1} GB) built in {:.2} s",
             self.name,
@@ -166,14 +177,17 @@ impl CudaExecutor {
         s: &CudaStream,
         p: &Parameters,
         budget: Budget,
+        steps: &mut Steps,
     ) -> Result<Arc<DevBuf>> {
         let mut slot = srs.b_g2.lock();
         if let Some(b) = slot.as_ref() {
             return Ok(b.clone());
         }
         let buf = self.alloc(p.b_g2.len().max(1) * G2, VramPurpose::Srs, budget)?;
+        let start = Instant::now();
         staging.upload(&self.gpu, s, buf.ptr, &p.b_g2)?;
         self.gpu.sync(s)?;
+        steps.push(Stage::H2d, Engine::H2d, start, (p.b_g2.len() * G2) as u64);
         let buf = Arc::new(buf);
         *slot = Some(buf.clone());
         Ok(buf)
