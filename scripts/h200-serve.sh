@@ -5,7 +5,8 @@
 #   3. bench --request of it, no flags but --proofs: proofs per hour with an engine here
 #   4. serve, no flags; bench --request --server sends the same request --proofs times (16
 #      outstanding), every answer checked with verify_seal: proofs per hour through the API;
-#      5 s in, one CRITICAL copy of the request: its latency beside a lone request's (step 5)
+#      after the 30th answer, one CRITICAL copy of the request: its latency beside a lone
+#      request's (step 5)
 #   5. a lone NORMAL request on the idle server: the idle latency
 #   6. SIGTERM: the server drains and exits 0
 #   7. telemetry truth (issue 20): the engine's busy-or-copying fraction against NVML's
@@ -63,7 +64,10 @@ python3 -c "import json,sys; print('filecoin:', json.load(open(sys.argv[1])).get
 SERVER=$!
 for _ in $(seq 600); do grep -q "listening on" "$W/serve.log" && break; sleep 0.1; done
 grep -h "listening" "$W/serve.log" | tee -a "$S"
-( sleep 5; "$BIN" bench --request "$W/req8-critical.json" --server 127.0.0.1:9820 --proofs 1 --json \
+# The CRITICAL request goes in once the pipeline is warm and full: after the 30th answer (sent
+# at 5 s, it met the parameters' load and the first uploads, and measured those).
+( for _ in $(seq 2400); do grep -q "proof 30/" "$W/remote.log" 2>/dev/null && break; sleep 0.05; done
+  "$BIN" bench --request "$W/req8-critical.json" --server 127.0.0.1:9820 --proofs 1 --json \
     >"$W/critical.out" 2>"$W/critical.log" ) &
 CRIT=$!
 step remote 240 "$BIN" bench --request "$W/req8.json" --server 127.0.0.1:9820 --proofs "$PROOFS" --json
