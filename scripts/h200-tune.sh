@@ -30,7 +30,10 @@ say "# Device call $(date -u +%Y-%m-%dT%H:%M:%SZ), $WORKLOAD, binary at $(cat "$
 say "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1); host: $(nproc) cores"
 
 start=$SECONDS
-OUT="$OUT/sweep" SWEEP_FLAGS="$WFLAGS" scripts/h200-sweep.sh "$BIN" "scripts/sweeps/tune-$WORKLOAD.txt" \
+# The sweep's files stay in $W (a call brings back at most 8 files): logs.tar.gz holds them.
+W=${WORK:-/tmp/tune-work}
+mkdir -p "$W"
+OUT="$W/sweep" SWEEP_FLAGS="$WFLAGS" scripts/h200-sweep.sh "$BIN" "scripts/sweeps/tune-$WORKLOAD.txt" \
   2>&1 | tee -a "$S"
 say "== sweep: $((SECONDS - start)) s"
 
@@ -58,7 +61,7 @@ start=$SECONDS
 timeout 200 "$BIN" bench --backend cuda --json $WFLAGS $best $proofs >"$OUT/tuned.json" 2>"$OUT/tuned.log"
 say "== bench of tune's best: exit $? after $((SECONDS - start)) s"
 
-python3 - "$OUT" <<'EOF' | tee -a "$S"
+python3 - "$OUT" "$W/sweep" <<'EOF' | tee -a "$S"
 import json, os, sys
 out = sys.argv[1]
 def load(p):
@@ -67,8 +70,9 @@ def load(p):
     except Exception:
         return None
 rows = {}
-for f in sorted(os.listdir(f"{out}/sweep")):
-    if f.endswith(".json") and (d := load(f"{out}/sweep/{f}")):
+sweep = sys.argv[2]
+for f in sorted(os.listdir(sweep)):
+    if f.endswith(".json") and (d := load(f"{sweep}/{f}")):
         rows[f[:-5]] = d
 tuned = load(f"{out}/tuned.json")
 tune = load(f"{out}/tune.json")
@@ -99,4 +103,4 @@ if old:
     for k, g in sorted(single.items(), key=lambda kv: -kv[1]):
         print(f"  - {k}: measured ×{g:.2f}")
 EOF
-tar czf "$OUT/logs.tar.gz" -C "$OUT" sweep tune.log tuned.log 2>/dev/null
+tar czf "$OUT/logs.tar.gz" -C "$W" sweep 2>/dev/null
