@@ -185,21 +185,17 @@ struct PorepSource<Tree: 'static + MerkleTreeTrait> {
 /// circuit again (seconds of one core for each 8MiB request, which serialised `serve`).
 fn known_shape(cache_id: &str, derive: impl FnOnce() -> Result<Shape>) -> Result<Shape> {
     static SHAPES: OnceLock<Mutex<HashMap<String, Shape>>> = OnceLock::new();
-    let shapes = SHAPES.get_or_init(Mutex::default);
-    let held = |m: &Mutex<HashMap<String, Shape>>| {
-        m.lock()
+    let shapes = || {
+        SHAPES
+            .get_or_init(Mutex::default)
+            .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(cache_id)
-            .cloned()
     };
-    if let Some(s) = held(shapes) {
-        return Ok(s);
+    if let Some(s) = shapes().get(cache_id) {
+        return Ok(s.clone());
     }
     let s = derive()?;
-    shapes
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(cache_id.to_string(), s.clone());
+    shapes().insert(cache_id.to_string(), s.clone());
     Ok(s)
 }
 
