@@ -784,6 +784,18 @@ def main_test(args, env, work, req_path, req):
     check(len(st.gpus) == 0, f"the cpu backend reports GPUs: {st.gpus}")
     check({q.proof_kind for q in st.queues} >= {"porep_seal_commit", "winning_post"}, f"queues: {st.queues}")
 
+    # 0. Tiers: PreloadSRS makes porep-2k hot, EvictSRS moves it to cold (still listed), and the
+    # first proof brings it back.
+    pre = stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-2k"), timeout=300)
+    tier = lambda: {s.circuit_id: pb.SRSStatus.Tier.Name(s.tier) for s in status(stub).loaded_srs}
+    check(not pre.already_loaded and tier() == {"porep-2k": "HOT"},
+          f"after PreloadSRS: already_loaded {pre.already_loaded}, tiers {tier()}")
+    ev = stub.EvictSRS(pb.EvictSrsRequest(circuit_id="porep-2k"), timeout=30)
+    check(ev.was_loaded and ev.freed_bytes > 0 and tier() == {"porep-2k": "COLD"},
+          f"after EvictSRS: {ev}, tiers {tier()}")
+    log(f"porep-2k: PreloadSRS in {pre.load_time_ms} ms -> HOT; EvictSRS freed "
+        f"{ev.freed_bytes >> 10} KiB -> COLD")
+
     # 1. Prove: the first request (job-1), on its own thread.
     first = {}
 

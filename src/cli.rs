@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use provetop_engine::pipeline::Scheduled;
+use provetop_telemetry::config::Budget;
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -271,6 +272,18 @@ pub struct ServeArgs {
     /// [default: the config file's [serve] drain_timeout, else 60]
     #[arg(long, value_name = "SECONDS")]
     pub drain_timeout: Option<u64>,
+
+    /// Host memory for parameter sets kept hot (loaded, a proof starts at once): `auto` (half the
+    /// memory available at start), or a size such as 64GiB. A set that does not fit moves the
+    /// least recently used sets no proof is using to warm (their files mapped) and is refused
+    /// when the sets in use leave no room. [default: the config file's [serve] srs_budget, else
+    /// auto]
+    #[arg(long, value_name = "SIZE", value_parser = parse_srs_budget)]
+    pub srs_budget: Option<Budget>,
+}
+
+fn parse_srs_budget(s: &str) -> Result<Budget, String> {
+    provetop_telemetry::config::parse_budget(s)
 }
 
 #[derive(Args, Debug)]

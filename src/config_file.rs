@@ -5,7 +5,7 @@
 //! or bad alike for the dashboard, `bench`, headless runs and `replay`.
 
 use anyhow::{bail, Context, Result};
-use provetop_telemetry::config::EngineConfig;
+use provetop_telemetry::config::{parse_budget, Budget, EngineConfig};
 use provetop_ui::UiSettings;
 use std::path::{Path, PathBuf};
 
@@ -38,6 +38,8 @@ pub struct ServeSettings {
     pub drain_timeout: Option<u64>,
     /// `record = "/var/lib/provetop/serve.ptrec"` (as `--record`).
     pub record: Option<PathBuf>,
+    /// `srs_budget = "64GiB"` (as `--srs-budget`).
+    pub srs_budget: Option<Budget>,
 }
 
 impl ServeSettings {
@@ -60,7 +62,20 @@ impl ServeSettings {
                     })?;
                     s.drain_timeout = Some(n as u64);
                 }
-                _ => bail!("[serve] has no key `{key}`; it takes listen, drain_timeout and record"),
+                "srs_budget" => {
+                    let b = match value {
+                        toml::Value::Integer(n) if *n >= 0 => Ok(Budget::Bytes(*n as u64)),
+                        toml::Value::String(t) => parse_budget(t),
+                        _ => Err(format!(
+                            "expected `auto` or a size such as 64GiB, not {value}"
+                        )),
+                    };
+                    s.srs_budget = Some(b.map_err(|e| anyhow::anyhow!("[serve] srs_budget: {e}"))?);
+                }
+                _ => bail!(
+                    "[serve] has no key `{key}`; it takes listen, drain_timeout, record and \
+                     srs_budget"
+                ),
             }
         }
         Ok(s)
@@ -155,5 +170,10 @@ mod tests {
         assert!(err("drain_timeout = -1").contains("0 to 86400"));
         assert!(err("drain_timeout = \"60\"").contains("0 to 86400"));
         assert!(err("listen = 9820").contains("must be a string"));
+        assert_eq!(
+            serve("srs_budget = \"2GiB\"").unwrap().srs_budget,
+            Some(Budget::Bytes(2 << 30))
+        );
+        assert!(err("srs_budget = \"lots\"").contains("srs_budget"));
     }
 }

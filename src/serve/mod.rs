@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::{Concurrency, OnOff, ServeArgs};
 use crate::run;
+use provetop_telemetry::config::Budget;
 
 pub use request::{c1_of as request_c1, circuit_id, prover_id_of_miner};
 
@@ -50,9 +51,14 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         Concurrency::Jobs(n) => Some(n),
         Concurrency::Auto => None,
     };
+    let srs_budget = match args.srs_budget.or(file.srs_budget).unwrap_or(Budget::Auto) {
+        Budget::Bytes(b) => b,
+        Budget::Auto => provetop_engine::hostmem::available_memory().unwrap_or(64 << 30) / 2,
+    };
+    tracing::info!("serve: parameter sets kept hot within {srs_budget} bytes");
     let jobs = jobs::Jobs::new(
         engine.clone(),
-        params::ParamSets::new(engine.clone()),
+        params::ParamSets::new(engine.clone(), Some(srs_budget)),
         concurrency,
     );
     let metrics = match args.engine.telemetry {

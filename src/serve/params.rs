@@ -1,38 +1,37 @@
 //! The parameter sets the server holds, one per PoRep sector size, by cuzk's `circuit_id`
-//! (`porep-32g`): loaded ahead (`PreloadSRS`) or on a request's first use, evicted only when no
-//! request uses them, and filecoin-proofs' verification of a finished proof with their key.
+//! (`porep-32g`): loaded ahead (`PreloadSRS`) or on a request's first use, kept in the engine's
+//! store in its tiers (hot, warm, cold) under `--srs-budget`, evicted only when no request uses
+//! them, and filecoin-proofs' verification of a finished proof with their key.
 
 use anyhow::{anyhow, bail, Context, Result};
 use parking_lot::Mutex;
 use provetop_engine::circuit::{external, Workload};
-use provetop_engine::params::store::Loaded;
+use provetop_engine::params::residency::{SetStatus, Tier};
 use provetop_engine::pipeline::EngineHandle;
 use provetop_porep::{Porep, SectorSize};
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::request::circuit_id;
 
-/// One loaded set.
-pub struct Held {
-    pub loaded: Arc<Loaded>,
-    pub load_ms: u64,
-}
-
-/// The sets loaded now, by sector size.
+/// The sets the server has held, through the engine's parameter store.
 pub struct ParamSets {
     engine: EngineHandle,
-    held: Mutex<BTreeMap<String, Held>>,
     /// Page-locked bytes reserved for prestaging (once, for the first set).
     pinned: Mutex<Option<u64>>,
 }
 
+/// One set as `GetStatus` lists it.
+pub struct Listed {
+    pub circuit_id: String,
+    pub tier: Tier,
+    pub bytes: u64,
+}
+
 impl ParamSets {
-    pub fn new(engine: EngineHandle) -> ParamSets {
+    pub fn new(engine: EngineHandle, budget: Option<u64>) -> ParamSets {
+        engine.store().set_budget(budget);
         ParamSets {
             engine,
-            held: Mutex::default(),
             pinned: Mutex::default(),
         }
     }
@@ -43,12 +42,28 @@ impl ParamSets {
         format!("porep-{size}")
     }
 
-    /// Loads (or finds loaded) the parameters of `size`; `source_name` is a registered circuit of
-    /// that size (a request's) whose shape they are made for. Returns whether they were loaded
+    fn workload(size: SectorSize) -> Workload {
+        Workload::External {
+            circuit: Self::canonical(size),
+        }
+    }
+
+    /// The store's record of a size's set, if it has held it.
+    fn status_of(&self, size: SectorSize) -> Option<SetStatus> {
+        let name = Self::canonical(size);
+        self.engine
+            .store()
+            .sets()
+            .into_iter()
+            .find(|s| s.name == name)
+    }
+
+    /// Loads (or finds hot) the parameters of `size`; `source_name` is a registered circuit of
+    /// that size (a request's) whose shape they are made for. Returns whether they were hot
     /// already.
     pub fn ensure(&self, size: SectorSize, source_name: &str) -> Result<bool> {
         let id = circuit_id(size);
-        if self.held.lock().contains_key(&id) {
+        if self.status_of(size).is_some_and(|s| s.tier == Tier::Hot) {
             return Ok(true);
         }
         let canonical = Self::canonical(size);
@@ -56,7 +71,7 @@ impl ParamSets {
             // Every sector of a size has the same circuit shape: the request's stands for it.
             external::register(&canonical, external::get(source_name)?);
         }
-        let workload = Workload::External { circuit: canonical };
+        let workload = Self::workload(size);
         let start = Instant::now();
         let quiet = |_: &str, _: usize, _: usize| {};
         let loaded = self
@@ -78,17 +93,13 @@ impl ParamSets {
         }
         let load_ms = start.elapsed().as_millis() as u64;
         tracing::info!("serve: parameters for {id} loaded in {load_ms} ms");
-        self.held.lock().insert(id, Held { loaded, load_ms });
         Ok(false)
     }
 
-    /// `PreloadSRS`: loads a size's parameters ahead of its requests. A test size with no
+    /// `PreloadSRS`: makes a size's parameters hot ahead of its requests. A test size with no
     /// request seen yet gets its circuit from the test sector sealed here (cached).
     pub fn preload(&self, size: SectorSize) -> Result<(bool, u64)> {
         let id = circuit_id(size);
-        if let Some(h) = self.held.lock().get(&id) {
-            return Ok((true, h.load_ms));
-        }
         let canonical = Self::canonical(size);
         if external::get(&canonical).is_err() {
             if !size.sealable() {
@@ -107,26 +118,34 @@ impl ParamSets {
         Ok((already, start.elapsed().as_millis() as u64))
     }
 
-    /// `EvictSRS`: forgets a set no request is using (`in_use` of them); Some(bytes freed), None
-    /// when it was not loaded.
+    /// `EvictSRS`: moves a set no request is using (`in_use` of them) to cold; Some(bytes freed),
+    /// None when it was not hot.
     pub fn evict(&self, size: SectorSize, in_use: u32) -> Result<Option<u64>> {
         let id = circuit_id(size);
         if in_use > 0 {
             bail!("{id} is in use by {in_use} request(s): evict it once they finish");
         }
-        let Some(h) = self.held.lock().remove(&id) else {
+        let Some(set) = self.status_of(size).filter(|s| s.tier == Tier::Hot) else {
             return Ok(None);
         };
-        self.engine.store().evict(&h.loaded.shape.digest);
-        Ok(Some(h.loaded.params.bytes() as u64))
+        Ok(self.engine.store().evict(&set.digest))
     }
 
-    /// (circuit_id, bytes) of every set loaded now.
-    pub fn list(&self) -> Vec<(String, u64)> {
-        self.held
-            .lock()
-            .iter()
-            .map(|(id, h)| (id.clone(), h.loaded.params.bytes() as u64))
+    /// Every set the server has held, hot ones first.
+    pub fn list(&self) -> Vec<Listed> {
+        let sizes = SectorSize::ALL.map(|s| (Self::canonical(s), circuit_id(s)));
+        self.engine
+            .store()
+            .sets()
+            .into_iter()
+            .filter_map(|s| {
+                let (_, id) = sizes.iter().find(|(name, _)| *name == s.name)?;
+                Some(Listed {
+                    circuit_id: id.clone(),
+                    tier: s.tier,
+                    bytes: s.bytes,
+                })
+            })
             .collect()
     }
 
@@ -137,15 +156,13 @@ impl ParamSets {
 
     /// filecoin-proofs' `verify_seal` over a request's proof bytes with the key of its size.
     pub fn verify(&self, porep: &Porep, proof: &[u8]) -> Result<bool> {
-        let id = circuit_id(porep.c1.size);
-        let vk = {
-            let held = self.held.lock();
-            let h = held
-                .get(&id)
-                .ok_or_else(|| anyhow!("{id} was evicted before the proof was checked"))?;
-            h.loaded.clone()
-        };
-        provetop_porep::filecoin::verify(porep, &vk.params.vk, proof)?
+        let quiet = |_: &str, _: usize, _: usize| {};
+        let key = self
+            .engine
+            .store()
+            .get(&Self::workload(porep.c1.size), &quiet)
+            .with_context(|| format!("the key of {}", circuit_id(porep.c1.size)))?;
+        provetop_porep::filecoin::verify(porep, &key.params.vk, proof)?
             .ok_or_else(|| anyhow!("the prover or sector id is unknown"))
     }
 }

@@ -1,6 +1,7 @@
 //! The `cuzk.v1.ProvingEngine` service over the request table: each RPC checks its message,
 //! runs blocking work off the async threads, and answers in cuzk's terms.
 
+use provetop_engine::params::residency::Tier::{Cold, Hot, Warm};
 use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
 use provetop_proto::cuzk::v1::proving_engine_server::ProvingEngine;
 use provetop_proto::cuzk::v1::srs_status::Tier;
@@ -161,11 +162,15 @@ impl ProvingEngine for Service {
             .params
             .list()
             .into_iter()
-            .map(|(id, bytes)| SrsStatus {
-                ref_count: in_use.get(&id).copied().unwrap_or(0),
-                circuit_id: id,
-                tier: Tier::Hot as i32,
-                size_bytes: bytes,
+            .map(|s| SrsStatus {
+                ref_count: in_use.get(&s.circuit_id).copied().unwrap_or(0),
+                tier: match s.tier {
+                    Hot => Tier::Hot,
+                    Warm => Tier::Warm,
+                    Cold => Tier::Cold,
+                } as i32,
+                circuit_id: s.circuit_id,
+                size_bytes: s.bytes,
             })
             .collect();
         let queues = jobs

@@ -58,6 +58,15 @@ pub const PIPELINE_QUEUED: &str = "pipeline.queued";
 /// Partitions on a device or in their finalizer (a count, host-wide).
 pub const PIPELINE_PROVING: &str = "pipeline.proving";
 
+/// A parameter set's tier, by the workload it was made for: `params.tier.porep-8MiB`; 0 hot
+/// (in memory, a proof starts at once), 1 warm (its file mapped), 2 cold (its file only), the
+/// numbers of cuzk's `SRSStatus.Tier`.
+pub const PARAMS_TIER_PREFIX: &str = "params.tier.";
+/// A parameter set's bytes in memory when hot: `params.bytes.porep-8MiB`.
+pub const PARAMS_BYTES_PREFIX: &str = "params.bytes.";
+/// Jobs and partitions holding a parameter set now: `params.users.porep-8MiB`.
+pub const PARAMS_USERS_PREFIX: &str = "params.users.";
+
 /// Bytes copied host-to-device since the start, from the engine's copy accounting.
 pub const PCIE_H2D_TOTAL: &str = "pcie.h2d.total";
 /// Bytes copied device-to-host since the start, from the engine's copy accounting.

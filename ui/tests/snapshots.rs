@@ -83,6 +83,47 @@ fn settings_with_pending_and_invalid_edits() {
 }
 
 #[test]
+fn settings_shows_the_parameter_sets_and_their_tiers() {
+    use provetop_telemetry::fixture::{self, Spec};
+    use provetop_telemetry::{metrics as m, Event, Sample};
+    let spec = Spec::gpus();
+    let mut events = fixture::events(&spec);
+    let t = spec.end() - 1_000_000_000;
+    for (name, tier, bytes, users) in [
+        ("porep-32GiB", 0.0, 47.2e9, 2.0),
+        ("porep-8MiB", 1.0, 1.21e9, 0.0),
+        ("porep-2KiB", 2.0, 4.9e6, 0.0),
+    ] {
+        for (prefix, value) in [
+            (m::PARAMS_TIER_PREFIX, tier),
+            (m::PARAMS_BYTES_PREFIX, bytes),
+            (m::PARAMS_USERS_PREFIX, users),
+        ] {
+            events.push(Event::Sample(Sample {
+                t,
+                metric: format!("{prefix}{name}"),
+                device: None,
+                value,
+            }));
+        }
+    }
+    events.sort_by_key(Event::time);
+    let mut app = gpu_app();
+    app.state = provetop_ui::State::replayed(fixture::session(&spec), &events, spec.end());
+    keys(&mut app, "4");
+    snap("settings_parameter_sets", &mut app, LARGE);
+    let screen = text(&render(&mut app, LARGE.0, LARGE.1));
+    let at = |s: &str| {
+        screen
+            .find(s)
+            .unwrap_or_else(|| panic!("no `{s}` in\n{screen}"))
+    };
+    // Hot first, then warm, then cold; the set in use says so.
+    assert!(at("hot  porep-32GiB") < at("warm porep-8MiB") && at("warm") < at("cold porep-2KiB"));
+    assert!(screen.contains("2 using it"), "{screen}");
+}
+
+#[test]
 fn log() {
     every_size("log", |app| keys(app, "5"));
 }

@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod fixed_base;
 pub mod io;
+pub mod residency;
 pub mod setup;
 pub mod store;
 

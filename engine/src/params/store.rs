@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::cache::{check_counts, check_matches, Origin, ParamsCache};
+use super::residency::{SetStatus, Sets};
 use super::{io, setup, Parameters};
 use crate::circuit::precompiled::{CircuitCache, Precompiled};
 use crate::circuit::{Shape, Workload};
@@ -33,7 +34,8 @@ pub struct ParamsStore {
     cache: ParamsCache,
     /// `--params FILE`: used for every workload whose shape it fits.
     file: Option<PathBuf>,
-    loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+    /// Every set loaded here, by shape digest, in its tier.
+    sets: Mutex<Sets>,
     circuits: CircuitCache,
     /// Recorded circuits by shape digest. Held while recording, so two jobs of one shape
     /// record it once.
@@ -50,7 +52,7 @@ impl ParamsStore {
             circuits: CircuitCache::new(cache_dir.clone()),
             cache: ParamsCache::new(cache_dir),
             file,
-            loaded: Mutex::default(),
+            sets: Mutex::default(),
             recorded: Mutex::default(),
             products: Mutex::new(Arc::new(setup::CpuProducts)),
         }
@@ -86,19 +88,37 @@ impl ParamsStore {
         Ok((pc, Some(origin)))
     }
 
-    /// Forgets the parameters and recorded circuit of the shape with `digest`, so their memory
-    /// goes once no job holds them; the next `get` loads them again. Whether any were held.
-    pub fn evict(&self, digest: &str) -> bool {
-        let params = self.loaded.lock().remove(digest).is_some();
-        let circuit = self.recorded.lock().remove(digest).is_some();
-        params || circuit
+    /// Moves the parameters of the shape with `digest` to cold and forgets its recorded circuit,
+    /// so their memory goes once no job holds them; the next `get` loads them again. The
+    /// parameters' bytes when they were hot.
+    pub fn evict(&self, digest: &str) -> Option<u64> {
+        self.recorded.lock().remove(digest);
+        self.sets.lock().evict(digest)
+    }
+
+    /// Hot parameter bytes allowed (None: no limit); sets no job holds make room for others.
+    pub fn set_budget(&self, budget: Option<u64>) {
+        self.sets.lock().set_budget(budget);
+    }
+
+    /// Every parameter set held now or before, with its tier.
+    pub fn sets(&self) -> Vec<SetStatus> {
+        self.sets.lock().status()
     }
 
     /// Parameters for `workload`: from memory, the `--params` file, the cache, or a new setup.
     pub fn get(&self, workload: &Workload, progress: setup::Progress) -> Result<Arc<Loaded>> {
         let shape = workload.shape()?;
-        if let Some(l) = self.loaded.lock().get(&shape.digest) {
-            return Ok(l.clone());
+        let name = workload.label();
+        {
+            let mut sets = self.sets.lock();
+            if let Some(l) = sets.get(&shape.digest) {
+                return Ok(l);
+            }
+            let file = self.file.clone();
+            let file = file.unwrap_or_else(|| self.cache.path_for(workload, &shape));
+            let need = sets.estimate(&shape.digest, Some(&file));
+            sets.make_room(need, &name)?;
         }
         let (params, origin) = match &self.file {
             Some(path) => {
@@ -132,9 +152,7 @@ impl ParamsStore {
             shape,
             origin,
         });
-        self.loaded
-            .lock()
-            .insert(loaded.shape.digest.clone(), loaded.clone());
+        self.sets.lock().insert(&name, loaded.clone());
         Ok(loaded)
     }
 }
@@ -214,6 +232,83 @@ mod tests {
             let ok = crate::prover::verify(&loaded.pvk, &proof.unwrap(), asg.public_inputs());
             assert!(ok.is_ok(), "wrong = {}", fault == Fault::Wrong);
         }
+    }
+
+    fn synthetic(k: u32) -> Workload {
+        Workload::Synthetic {
+            log2_constraints: k,
+        }
+    }
+
+    fn tiers(store: &ParamsStore) -> Vec<(String, &'static str)> {
+        let mut t: Vec<_> = store
+            .sets()
+            .into_iter()
+            .map(|s| (s.name, s.tier.key()))
+            .collect();
+        t.sort();
+        t
+    }
+
+    #[test]
+    fn sets_past_the_budget_rest_least_recently_used_first_and_never_while_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ParamsStore::new(Some(dir.path().to_path_buf()), None);
+        let quiet = |_: &str, _: usize, _: usize| {};
+        // Cache all three first, with no budget, to learn their sizes.
+        let bytes: Vec<u64> = [6, 7, 8]
+            .map(|k| store.get(&synthetic(k), &quiet).unwrap().params.bytes() as u64)
+            .to_vec();
+        for k in [6, 7, 8] {
+            store.evict(&synthetic(k).shape().unwrap().digest);
+        }
+        assert!(tiers(&store).iter().all(|(_, t)| *t == "cold"));
+        // Room for the two larger sets, not all three.
+        store.set_budget(Some(bytes[1] + bytes[2]));
+        let k6 = store.get(&synthetic(6), &quiet).unwrap();
+        drop(k6);
+        let held7 = store.get(&synthetic(7), &quiet).unwrap();
+        // 8 needs room: 6 is the least recently used and idle; 7 is held.
+        store.get(&synthetic(8), &quiet).unwrap();
+        assert_eq!(
+            tiers(&store),
+            [
+                ("synthetic-k6".to_string(), "warm"),
+                ("synthetic-k7".to_string(), "hot"),
+                ("synthetic-k8".to_string(), "hot"),
+            ]
+        );
+        let users = store.sets().into_iter().find(|s| s.name == "synthetic-k7");
+        assert_eq!(users.unwrap().users, 1);
+        // With 7 and 8 both held, 6 cannot come back: the error names what is in the way.
+        let held8 = store.get(&synthetic(8), &quiet).unwrap();
+        let err = format!("{:#}", store.get(&synthetic(6), &quiet).unwrap_err());
+        assert!(err.contains("synthetic-k6 needs"), "{err}");
+        assert!(
+            err.contains("synthetic-k7") && err.contains("synthetic-k8"),
+            "{err}"
+        );
+        // Once 8 is let go, 6 takes its place; 8 rests warm, its file mapped.
+        drop(held8);
+        let k6 = store.get(&synthetic(6), &quiet).unwrap();
+        assert!(matches!(k6.origin, Origin::Cached { .. }));
+        assert_eq!(tiers(&store)[2], ("synthetic-k8".to_string(), "warm"));
+        drop(held7);
+    }
+
+    #[test]
+    fn an_evicted_set_is_cold_and_loads_again_under_its_first_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ParamsStore::new(Some(dir.path().to_path_buf()), None);
+        let quiet = |_: &str, _: usize, _: usize| {};
+        let w = synthetic(6);
+        let bytes = store.get(&w, &quiet).unwrap().params.bytes() as u64;
+        let digest = w.shape().unwrap().digest;
+        assert_eq!(store.evict(&digest), Some(bytes));
+        assert_eq!(store.evict(&digest), None, "already cold");
+        assert_eq!(tiers(&store), [("synthetic-k6".to_string(), "cold")]);
+        store.get(&w, &quiet).unwrap();
+        assert_eq!(tiers(&store), [("synthetic-k6".to_string(), "hot")]);
     }
 
     #[test]

@@ -114,6 +114,7 @@ impl Status {
             synthesizing: self.synthesizing,
             queued: self.queued,
             proving: self.proving,
+            params: vec![],
         }
     }
 }
@@ -215,7 +216,11 @@ impl EngineHandle {
             clock,
             &config_devices,
             Arc::downgrade(&shared),
-            |s: &Shared| s.state.lock().status().depths(),
+            |s: &Shared| {
+                let mut d = s.state.lock().status().depths();
+                d.params = s.store.sets();
+                d
+            },
         ));
         Ok(EngineHandle {
             shared,

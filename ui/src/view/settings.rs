@@ -1,6 +1,7 @@
 //! The settings view: every `[engine]` field with its live value, pending edits and any
-//! error inline under its row; the `[ui]` settings and where they are saved; and the history
-//! of configuration changes with who made them.
+//! error inline under its row; the `[ui]` settings and where they are saved; the parameter sets
+//! and their tiers (hot, warm, cold); and the history of configuration changes with who made
+//! them.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -261,8 +262,71 @@ pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
         );
     }
     if let Some(area) = p.history {
-        draw_history(f, area, state, theme, ui);
+        let sets = param_sets(state);
+        // The sets above the changes, as tall as they need (a line when there is none yet).
+        let tall = (sets.len().max(1) as u16 + 2).min(area.height / 2);
+        let [top, rest] =
+            Layout::vertical([Constraint::Length(tall), Constraint::Min(0)]).areas(area);
+        draw_params(f, top, &sets, theme);
+        draw_history(f, rest, state, theme, ui);
     }
+}
+
+/// The parameter sets the engine has held, from the pipeline sampler's `params.*` samples:
+/// (name, tier, bytes, users), hot ones first.
+fn param_sets(state: &State) -> Vec<(String, u8, f64, f64)> {
+    use provetop_telemetry::metrics as m;
+    let latest = |prefix: &str, name: &str| {
+        state
+            .samples
+            .latest(&format!("{prefix}{name}"), None)
+            .unwrap_or(0.0)
+    };
+    let mut sets: Vec<(String, u8, f64, f64)> = state
+        .samples
+        .with_prefix(m::PARAMS_TIER_PREFIX, None)
+        .filter_map(|(name, s)| Some((name.to_string(), s.latest()? as u8)))
+        .map(|(name, tier)| {
+            let bytes = latest(m::PARAMS_BYTES_PREFIX, &name);
+            let users = latest(m::PARAMS_USERS_PREFIX, &name);
+            (name, tier, bytes, users)
+        })
+        .collect();
+    sets.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    sets
+}
+
+fn draw_params(f: &mut Frame, area: Rect, sets: &[(String, u8, f64, f64)], theme: &Theme) {
+    let w = area.width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = sets
+        .iter()
+        .map(|(name, tier, bytes, users)| {
+            let (tier, colour) = match tier {
+                0 => ("hot ", theme.ok),
+                1 => ("warm", theme.accent),
+                _ => ("cold", theme.dim),
+            };
+            let used = if *users > 0.0 {
+                format!(" · {users:.0} using it")
+            } else {
+                String::new()
+            };
+            Line::from(vec![
+                Span::styled(format!(" {tier} "), Style::default().fg(colour)),
+                Span::raw(fmt::fit(
+                    &format!("{name}  {}{used}", fmt::bytes(*bytes)),
+                    w.saturating_sub(6),
+                )),
+            ])
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::from(label(" none loaded yet", theme)));
+    }
+    f.render_widget(
+        Paragraph::new(lines).block(block(" Parameter sets ", false, theme)),
+        area,
+    );
 }
 
 fn draw_history(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {

@@ -9,7 +9,7 @@
 //! | `system` | 1 s | `cpu.core.N`, `host.ram.used`, `host.ram.total`, `process.rss` |
 //! | `pools` | 1 s | `cpu.pool.synthesis`, `cpu.pool.prover`, `cpu.pool.<device>` |
 //! | `accounting` | 250 ms | `vram.used`, `vram.used.<purpose>`, `pcie.h2d`, `pcie.d2h`, `pcie.*.total` |
-//! | `pipeline` | 250 ms | `pipeline.pending`, `pipeline.synthesizing`, `pipeline.queued`, `pipeline.proving` |
+//! | `pipeline` | 250 ms | `pipeline.pending`, `pipeline.synthesizing`, `pipeline.queued`, `pipeline.proving`, `params.tier.<set>`, `params.bytes.<set>`, `params.users.<set>` |
 //! | `ddr` | 1 s | `host.ddr`, `host.ddr.source.<source>`, `host.ddr.pressure`, `host.ddr.idle`, `host.ddr.probe.*`, `host.engine_bytes` |
 //!
 //! A sampler whose source is missing (no NVML, no counters) logs once and stops, or falls
@@ -30,7 +30,7 @@ use super::{metrics, Bus, Clock, Event, Sample};
 
 /// Pipeline depths: what the pipeline sampler publishes, filled from the engine's status (the
 /// samplers know nothing of the pipeline).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Depths {
     /// Partitions waiting for synthesis.
     pub pending: usize,
@@ -40,6 +40,8 @@ pub struct Depths {
     pub queued: usize,
     /// Partitions on a device or in the finalizer.
     pub proving: usize,
+    /// The parameter sets and their tiers.
+    pub params: Vec<crate::params::residency::SetStatus>,
 }
 
 /// Reads the engine's depths; None once the engine is gone, which stops the pipeline sampler.
@@ -282,6 +284,13 @@ fn run_depths(ctx: &Ctx, depths: DepthsFn) {
         );
         ctx.emit_at(t, metrics::PIPELINE_QUEUED, None, d.queued as f64);
         ctx.emit_at(t, metrics::PIPELINE_PROVING, None, d.proving as f64);
+        for p in &d.params {
+            let per = |prefix: &str| format!("{prefix}{}", p.name);
+            let tier = p.tier.code() as f64;
+            ctx.emit_at(t, per(metrics::PARAMS_TIER_PREFIX), None, tier);
+            ctx.emit_at(t, per(metrics::PARAMS_BYTES_PREFIX), None, p.bytes as f64);
+            ctx.emit_at(t, per(metrics::PARAMS_USERS_PREFIX), None, p.users as f64);
+        }
         if !ctx.sleep(PERIOD) {
             return;
         }
