@@ -10,7 +10,7 @@
 #
 #   scripts/build-carry.sh   # here; then on the device:
 #   WORKLOAD=k24 OUT=$OUT scripts/h200-tune.sh
-#   WORKLOAD=p8 REQUEST=.carry/req8.json OUT=$OUT scripts/h200-tune.sh
+#   WORKLOAD=p8 [REQUEST=.carry/req8.json] OUT=$OUT scripts/h200-tune.sh   # else gen-vanilla
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.carry/provetop}
@@ -18,7 +18,7 @@ OUT=${OUT:?OUT names the folder that comes back}
 WORKLOAD=${WORKLOAD:-k24}
 case $WORKLOAD in
   k24) WFLAGS="--log2-constraints 24" ;;
-  p8) WFLAGS="--request ${REQUEST:?REQUEST names an 8MiB request file (gen-vanilla)}" ;;
+  p8) WFLAGS="--request ${REQUEST:=/tmp/tune-work/req8.json}" ;;
   *) echo "WORKLOAD is k24 or p8" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
@@ -28,6 +28,13 @@ S="$OUT/summary.md"
 say() { echo "$*" | tee -a "$S" >&2; }
 say "# Device call $(date -u +%Y-%m-%dT%H:%M:%SZ), $WORKLOAD, binary at $(cat "$(dirname "$BIN")/COMMIT" 2>/dev/null)"
 say "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1); host: $(nproc) cores"
+
+if [ "$WORKLOAD" = p8 ] && [ ! -s "$REQUEST" ]; then # no request carried: seal one here (~60 s)
+  mkdir -p "$(dirname "$REQUEST")"
+  "$BIN" gen-vanilla --kind porep --sector-size 8MiB --miner-id 1000 --sector-id 7 \
+    --out "$REQUEST" 2>"$OUT/gen.log" || { tail -5 "$OUT/gen.log" | tee -a "$S"; exit 1; }
+  say "- request: $REQUEST written by gen-vanilla"
+fi
 
 start=$SECONDS
 # The sweep's files stay in $W (a call brings back at most 8 files): logs.tar.gz holds them.

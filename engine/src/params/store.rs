@@ -282,7 +282,10 @@ mod tests {
         assert_eq!(users.unwrap().users, 1);
         // With 7 and 8 both held, 6 cannot come back: the error names what is in the way.
         let held8 = store.get(&synthetic(8), &quiet).unwrap();
-        let err = format!("{:#}", store.get(&synthetic(6), &quiet).unwrap_err());
+        let Err(err) = store.get(&synthetic(6), &quiet) else {
+            panic!("synthetic-k6 was loaded past the budget");
+        };
+        let err = format!("{err:#}");
         assert!(err.contains("synthetic-k6 needs"), "{err}");
         assert!(
             err.contains("synthetic-k7") && err.contains("synthetic-k8"),
