@@ -25,6 +25,8 @@ struct Answer {
     proof: Vec<u8>,
     total_ms: u64,
     queue_wait_ms: u64,
+    synthesis_ms: u64,
+    gpu_compute_ms: u64,
 }
 
 pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
@@ -83,6 +85,9 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
             "outstanding": outstanding,
             "median_total_ms": total_ms,
             "median_queue_wait_ms": queue_ms,
+            // The server's own split of a request's time (its partitions' sums).
+            "median_synthesis_ms": median(|a| a.synthesis_ms),
+            "median_gpu_compute_ms": median(|a| a.gpu_compute_ms),
         });
         println!("{report}");
     } else {
@@ -161,6 +166,8 @@ async fn drive(
                         proof: r.proof,
                         total_ms: r.total_ms,
                         queue_wait_ms: r.queue_wait_ms,
+                        synthesis_ms: r.synthesis_ms,
+                        gpu_compute_ms: r.gpu_compute_ms,
                     },
                     None => failed_answer("an answer without a result".into()),
                 },
@@ -189,5 +196,7 @@ fn failed_answer(error: String) -> Answer {
         proof: vec![],
         total_ms: 0,
         queue_wait_ms: 0,
+        synthesis_ms: 0,
+        gpu_compute_ms: 0,
     }
 }

@@ -11,6 +11,11 @@
 //! worker waking from a synchronisation, the lock or the prover pool's finalizer would
 //! otherwise wait for a time slice while the GPU idles (on the H200's host with 16 busy
 //! synthesis threads, 13 ms a partition from one region's last kernel to the next's first).
+//!
+//! A `CRITICAL` partition does not wait for a worker's pool: it runs on a pool of its own with
+//! every synthesis thread, at the usual priority, so the kernel gives it the cores the other
+//! partitions' syntheses were using (nice 0 against +10: about nine tenths of them) without
+//! stopping those.
 
 use anyhow::Result;
 use rayon::ThreadPool;
@@ -25,10 +30,14 @@ const SYNTHESIS_NICE: i32 = 10;
 pub(crate) struct SynthesisPool {
     pub pool: Arc<ThreadPool>,
     generation: u64,
+    /// The critical pool, shared: never one of the idle ones.
+    critical: bool,
 }
 
 pub(crate) struct SynthesisPools {
     idle: Vec<Arc<ThreadPool>>,
+    /// Every synthesis thread again, at the usual priority, for critical partitions.
+    critical: Option<Arc<ThreadPool>>,
     /// Bumped whenever the pools are rebuilt: a pool of an older set is dropped when its
     /// partition ends instead of coming back.
     generation: u64,
@@ -38,6 +47,7 @@ impl SynthesisPools {
     pub fn new(workers: usize, threads: usize) -> Result<Self> {
         let mut pools = SynthesisPools {
             idle: vec![],
+            critical: None,
             generation: 0,
         };
         pools.rebuild(workers, threads)?;
@@ -55,6 +65,7 @@ impl SynthesisPools {
                 synthesis_pool(n.max(1))
             })
             .collect::<Result<_>>()?;
+        self.critical = Some(pool_with("critical", threads.max(1), || {})?);
         Ok(())
     }
 
@@ -70,12 +81,22 @@ impl SynthesisPools {
         Some(SynthesisPool {
             pool,
             generation: self.generation,
+            critical: false,
+        })
+    }
+
+    /// The pool of critical partitions, shared by all of them.
+    pub fn take_critical(&self) -> Option<SynthesisPool> {
+        Some(SynthesisPool {
+            pool: self.critical.clone()?,
+            generation: self.generation,
+            critical: true,
         })
     }
 
     /// Gives a partition's pool back once its synthesis is over.
     pub fn give_back(&mut self, p: SynthesisPool) {
-        if p.generation == self.generation {
+        if p.generation == self.generation && !p.critical {
             self.idle.push(p.pool);
         }
     }
@@ -129,5 +150,26 @@ mod tests {
         assert_eq!(p.idle.len(), 1);
         p.give_back(a);
         assert_eq!(p.idle.len(), 2);
+        // The critical pool has every thread, is there with no pool idle, and is never idle.
+        let (x, y) = (p.take().unwrap(), p.take().unwrap());
+        let c = p.take_critical().unwrap();
+        assert_eq!(c.pool.current_num_threads(), 1);
+        p.give_back(c);
+        assert!(!p.has_idle());
+        p.give_back(x);
+        p.give_back(y);
+        assert_eq!(p.idle.len(), 2);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_critical_pool_runs_at_the_callers_priority() {
+        // SAFETY: as in lower_priority.
+        let nice =
+            || unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+        let p = SynthesisPools::new(2, 4).unwrap();
+        let c = p.take_critical().unwrap();
+        assert_eq!(c.pool.current_num_threads(), 4);
+        assert_eq!(c.pool.install(nice), nice());
     }
 }

@@ -201,7 +201,6 @@ impl State {
         });
     }
 
-    /// Whether the dispatcher may start synthesising another partition now.
     /// Whether every device in service evaluates a pre-compiled circuit's a, b and c itself
     /// (`Executor::evaluates_abc`: the cuda backend, from its resident matrices).
     pub fn abc_on_devices(&self) -> bool {
@@ -209,19 +208,20 @@ impl State {
         in_service.peek().is_some() && in_service.all(|d| d.exec.evaluates_abc())
     }
 
+    /// Whether the dispatcher may start synthesising another partition now.
     pub fn can_synthesize(&self) -> bool {
         let Some(next) = self.pending.front() else {
             return false;
         };
         let workers = self.cfg.synthesis_workers;
         let bytes = self.jobs.get(&next.job).map_or(0, |j| j.bytes);
-        // Critical work does not wait for the device queue to drain: it takes the next free
-        // synthesis worker and goes ahead of what waits there.
-        let room = next.priority == Priority::Critical
-            || self.synthesizing + self.ready.len() < self.synthesized_bound();
-        self.synthesizing < workers
-            && self.synthesis.has_idle()
-            && room
+        // Critical work waits neither for a worker nor for the device queue to drain: it
+        // starts on the critical pool at once and goes ahead of what waits for a device.
+        let admitted = next.priority == Priority::Critical
+            || (self.synthesizing < workers
+                && self.synthesis.has_idle()
+                && self.synthesizing + self.ready.len() < self.synthesized_bound());
+        admitted
             // One partition is always admitted, so a budget smaller than a partition slows
             // the engine to one at a time instead of stopping it.
             && (self.host.in_use() == 0 || self.host.fits(bytes))

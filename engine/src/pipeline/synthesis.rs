@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::pools::SynthesisPool;
 use super::state::{Job, Ready, Ticket};
-use super::{JobId, JobSpec, Outcome, Shared};
+use super::{JobId, JobSpec, Outcome, Priority, Shared};
 use crate::backend::{Executor, StagePlan};
 use crate::circuit::partition_seed;
 use crate::circuit::precompiled::Precompiled;
@@ -222,10 +222,11 @@ fn dispatch(shared: Arc<Shared>) {
         st.synthesizing += 1;
         // Admitted by `can_synthesize`, beyond the budget when nothing else holds any.
         let host = st.host.reserve(bytes);
-        let pool = st
-            .synthesis
-            .take()
-            .expect("can_synthesize saw an idle pool");
+        let pool = match ticket.priority {
+            Priority::Critical => st.synthesis.take_critical(),
+            _ => st.synthesis.take(),
+        };
+        let pool = pool.expect("can_synthesize saw a pool for it");
         drop(st);
         let shared = shared.clone();
         let work = Work {
