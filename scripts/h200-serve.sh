@@ -13,7 +13,7 @@
 #      utilisation over the runs of 1 and 3 and a 2^22 run (scripts/telemetry-truth.py)
 #
 #   scripts/build-carry.sh   # here; then on the device:
-#   OUT=$OUT scripts/h200-serve.sh
+#   OUT=$OUT scripts/h200-serve.sh     # K24_HAND=1: also scripts/sweeps/k24-defaults-hand.txt
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.carry/provetop}
@@ -44,6 +44,16 @@ if [ -z "${SERVE_ONLY:-}" ]; then # SERVE_ONLY=1: steps 2 to 6 alone
   grep -h "precompiled = auto" "$W/k24.log" | head -1 | cut -c1-200 | tee -a "$S"
   cp "$W/k24.out" "$OUT/k24.json"
   truth="k22 k24 bench"
+fi
+if [ -n "${K24_HAND:-}" ]; then # issue 24: no flags against the hand configurations, one call
+  OUT="$W/k24-hand" SWEEP_FLAGS="--log2-constraints 24" scripts/h200-sweep.sh "$BIN" \
+    scripts/sweeps/k24-defaults-hand.txt 2>&1 | tee -a "$S"
+  python3 - "$W/k24-hand" <<'EOF' | tee -a "$S"
+import json, sys
+pph = {n: json.load(open(f"{sys.argv[1]}/{n}.json"))["summary"]["proofs_per_hour"] for n in ("defaults", "hand", "tuned")}
+best = max(("hand", "tuned"), key=pph.get)
+print(f"- 2^24 no flags: {pph['defaults']:,.0f}/h = {pph['defaults'] / pph[best]:.1%} of the best hand row ({best}, {pph[best]:,.0f}/h)")
+EOF
 fi
 
 step gen 400 "$BIN" gen-vanilla --kind porep --sector-size 8MiB --miner-id 1000 --sector-id 7 --out "$W/req8.json" || {
@@ -91,4 +101,4 @@ for r in $truth; do
   say "### truth: $r"
   python3 scripts/telemetry-truth.py "$W/$r.out" 2>&1 | grep -v "^$" | tee -a "$S"
 done
-tar czf "$OUT/logs.tar.gz" -C "$W" --exclude='*.json' --exclude=state . 2>/dev/null
+tar czf "$OUT/logs.tar.gz" -C "$W" --exclude='req8*.json' --exclude=state . 2>/dev/null
