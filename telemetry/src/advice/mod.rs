@@ -20,12 +20,17 @@
 //!   no more than its threads allow: `1 / busy(synthesis pool)` times what they do now;
 //! - more threads (`synthesis_threads`) give at most `T′ / T`, and no more than the idle cores
 //!   allow: `1 / busy(cores)`;
-//! - `C` jobs in flight give at most `C′ / C`, and no more than synthesis supplies (`S / R`);
+//! - `C` jobs in flight give at most `C′ / C`, no more than synthesis supplies (`S / R`), and no
+//!   more than the cores allow: each proof takes its CPU time, so at most `0.85 / busy(cores)`
+//!   (the share past which the host has no cores to spare);
 //! - a looser `lock` removes the `lock_held` time, B in G2 on the GPU the part of it whose holder
 //!   was in that MSM, `prestage` the `upload` time, one more GPU worker the `queued` time (at
 //!   most `(G + 1) / G`);
 //! - B in G2 on the host, when the cores are all busy, takes its share of the host's CPU time
-//!   from synthesis: moving it to the GPU gives at most `1 / (1 − share)`.
+//!   from synthesis: moving it to the GPU gives at most `1 / (1 − share)`; when too few jobs are
+//!   in flight it is also on every job's way through: a job's turnaround `L` (its partition's
+//!   stage medians end to end) becomes `L − t_g2`, and the same jobs in flight give `L / (L −
+//!   t_g2)`.
 //!
 //! `expected_gain` is the least of these bounds for the knob: the predicted ratio of proofs per
 //! hour after the change to before. A recommendation needs a gain of at least 3 %; none is a
@@ -253,6 +258,26 @@ impl<'a> Advisor<'a> {
         self.e.summary.stages.get(key).map_or(0.0, |s| s.median)
     }
 
+    /// A partition's way from synthesis to its finished proof: the medians of the stages it
+    /// passes one after another.
+    fn turnaround(&self) -> f64 {
+        [
+            "synthesis",
+            "abc_eval",
+            "queue_wait",
+            "lock_wait",
+            "prep",
+            "h2d",
+            "device_wall",
+            "msm_b_g2",
+            "finalize",
+            "verify",
+        ]
+        .iter()
+        .map(|k| self.stage(k))
+        .sum()
+    }
+
     fn cfg(&self) -> &EngineConfig {
         self.e.config
     }
@@ -355,7 +380,13 @@ impl<'a> Advisor<'a> {
     /// partitions it could have made.
     fn jobs_in_flight(&self) -> Option<Advice> {
         let mut f = self.unfed();
-        let capacity = self.synthesis_capacity().unwrap_or(f64::INFINITY);
+        let cores = self
+            .cpu_busy
+            .map_or(f64::INFINITY, |b| CORES_BOUND / b.max(0.01));
+        let capacity = self
+            .synthesis_capacity()
+            .unwrap_or(f64::INFINITY)
+            .min(cores);
         let ws = self.s.of_cause("waiting_synthesis");
         let synth_unfed =
             ws > 0.0 && !self.synthesis_pool_full() && capacity >= self.s.removing(ws);
@@ -452,10 +483,17 @@ impl<'a> Advisor<'a> {
             }
             _ => 0.0,
         };
+        // On every job's way through, while the devices wait for jobs.
+        let turnaround = self.turnaround();
+        let latency = match self.unfed() > 0.0 && turnaround > t_g2 {
+            true => turnaround / (turnaround - t_g2),
+            false => 1.0,
+        };
         let gain = self
             .s
             .removing(lock_part)
             .max(1.0 / (1.0 - cpu_part.clamp(0.0, 0.95)))
+            .max(latency)
             .min(1.0 / (1.0 - idle.clamp(0.0, 0.95)));
         Some(Advice {
             knob: "b_g2_on".into(),
@@ -463,7 +501,11 @@ impl<'a> Advisor<'a> {
             to: "gpu".into(),
             expected_gain: gain,
             reason: format!(
-                "B in G2 takes {t_g2:.2} s a partition on the host{}{}",
+                "B in G2 takes {t_g2:.2} s a partition on the host{}{}{}",
+                match latency > 1.0 {
+                    true => format!(", of a job's {turnaround:.2} s turnaround"),
+                    false => String::new(),
+                },
                 match cpu_part > 0.0 {
                     true => format!(", {} of the busy cores' time", pct(cpu_part)),
                     false => String::new(),

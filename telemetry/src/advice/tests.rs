@@ -211,6 +211,66 @@ fn b_in_g2_on_the_busy_host_goes_to_the_gpu() {
 }
 
 #[test]
+fn b_in_g2_on_every_jobs_way_goes_to_the_gpu_before_more_jobs() {
+    // The H200's 8MiB PoRep from the old defaults (bench/results/2026-12-03-h200/call6,
+    // sweep-old.json): one job in flight, B in G2 on the host 1.54 s of a 1.86 s turnaround,
+    // 15 % of the cores busy. Measured: `b_g2_on gpu` ×4.72, eight jobs in flight ×3.37.
+    let detail = GapDetail {
+        no_work: BTreeMap::from([("too_few_jobs", 10.58), ("run_end", 1.70)]),
+        waiting_synthesis: BTreeMap::from([("workers", 2.01)]),
+        ..GapDetail::default()
+    };
+    let mut d = gpu(
+        0.95,
+        &[("no_work", 12.28), ("waiting_synthesis", 2.01)],
+        detail,
+    );
+    d.idle_seconds = 14.35;
+    let s = summary(
+        1963.0,
+        &[
+            ("synthesis", 0.196),
+            ("abc_eval", 0.0015),
+            ("prep", 0.043),
+            ("h2d", 0.0076),
+            ("device_wall", 0.0637),
+            ("msm_b_g2", 1.537),
+            ("finalize", 0.0009),
+            ("verify", 0.0056),
+        ],
+    );
+    let h = host(0.154, 0.022, 0.121);
+    let c = config(|c| {
+        c.b_g2_on = Placement::Cpu;
+        c.synthesis_workers = 2;
+    });
+    let v = advise(&Evidence {
+        summary: &s,
+        devices: &[d],
+        host: Some(&h),
+        config: &c,
+        cores: 16,
+        jobs_in_flight: Some(1),
+    });
+    let a = first(&v);
+    assert_eq!(
+        (a.knob.as_str(), a.to.as_str()),
+        ("b_g2_on", "gpu"),
+        "{v:?}"
+    );
+    // L / (L − t_g2) = 1.855 / 0.318.
+    assert!((a.expected_gain - 5.83).abs() < 0.02, "{a:?}");
+    assert!(a.reason.contains("turnaround"), "{a:?}");
+    // More jobs come second, no more than the cores allow: 0.85 / 0.154.
+    let more = v
+        .advice
+        .iter()
+        .find(|x| x.knob == CONCURRENCY)
+        .expect("concurrency");
+    assert!((more.expected_gain - 0.85 / 0.154).abs() < 0.02, "{more:?}");
+}
+
+#[test]
 fn a_busy_device_gets_no_advice() {
     let devices = [gpu(
         96.0,
