@@ -40,9 +40,12 @@ start=$SECONDS
 # The sweep's files stay in $W (a call brings back at most 8 files): logs.tar.gz holds them.
 W=${WORK:-/tmp/tune-work}
 mkdir -p "$W"
-OUT="$W/sweep" SWEEP_FLAGS="$WFLAGS" scripts/h200-sweep.sh "$BIN" "scripts/sweeps/tune-$WORKLOAD.txt" \
-  2>&1 | tee -a "$S"
-say "== sweep: $((SECONDS - start)) s"
+if [ -z "${SKIP_SWEEP:-}" ]; then # SKIP_SWEEP=1: tune alone, against an earlier call's sweep
+  OUT="$W/sweep" SWEEP_FLAGS="$WFLAGS" scripts/h200-sweep.sh "$BIN" "scripts/sweeps/tune-$WORKLOAD.txt" \
+    2>&1 | tee -a "$S"
+  say "== sweep: $((SECONDS - start)) s"
+fi
+mkdir -p "$W/sweep"
 
 start=$SECONDS
 # shellcheck disable=SC2086
@@ -64,6 +67,7 @@ EOF
 say "- tune's best: ${best:-the defaults}"
 proofs=$(grep -E "^defaults " "scripts/sweeps/tune-$WORKLOAD.txt" | grep -oE -- "--proofs [0-9]+")
 start=$SECONDS
+[ -n "${SKIP_BENCH:-}" ] || # SKIP_BENCH=1: tune's own window stands for its best
 # shellcheck disable=SC2086
 timeout 200 "$BIN" bench --backend cuda --json $WFLAGS $best $proofs >"$OUT/tuned.json" 2>"$OUT/tuned.log"
 say "== bench of tune's best: exit $? after $((SECONDS - start)) s"
