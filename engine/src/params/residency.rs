@@ -116,12 +116,20 @@ impl Sets {
 
     /// Bytes a set will take when loaded, as far as is known before loading it: its size when it
     /// was last hot, else its file's.
-    pub fn estimate(&self, digest: &str, file: Option<&Path>) -> u64 {
+    pub fn estimate(&self, digest: &str, file: &Path) -> u64 {
         if let Some(r) = self.resting.get(digest) {
             return r.bytes;
         }
-        file.and_then(|p| std::fs::metadata(p).ok())
-            .map_or(0, |m| m.len())
+        std::fs::metadata(file).map_or(0, |m| m.len())
+    }
+
+    /// The hot set used least recently that no job holds, other than `keep`.
+    fn least_recent_idle(&self, keep: Option<&str>) -> Option<String> {
+        self.hot
+            .iter()
+            .filter(|(d, h)| Some(d.as_str()) != keep && Arc::strong_count(&h.loaded) == 1)
+            .min_by_key(|(_, h)| h.last_used)
+            .map(|(d, _)| d.clone())
     }
 
     fn hot_bytes(&self) -> u64 {
@@ -138,13 +146,7 @@ impl Sets {
             return Ok(());
         };
         while self.hot_bytes() + need > budget {
-            let idle = self
-                .hot
-                .iter()
-                .filter(|(_, h)| Arc::strong_count(&h.loaded) == 1)
-                .min_by_key(|(_, h)| h.last_used)
-                .map(|(d, _)| d.clone());
-            let Some(digest) = idle else {
+            let Some(digest) = self.least_recent_idle(None) else {
                 let held: Vec<String> = self
                     .hot
                     .values()
@@ -208,29 +210,17 @@ impl Sets {
         );
         if let Some(budget) = self.budget {
             while self.hot_bytes() > budget {
-                let idle = self
-                    .hot
-                    .iter()
-                    .filter(|(d, h)| **d != digest && Arc::strong_count(&h.loaded) == 1)
-                    .min_by_key(|(_, h)| h.last_used)
-                    .map(|(d, _)| d.clone());
-                match idle {
-                    Some(d) => {
-                        self.rest(&d, true);
-                    }
-                    None => break,
-                }
+                let Some(d) = self.least_recent_idle(Some(&digest)) else {
+                    break;
+                };
+                self.rest(&d, true);
             }
         }
     }
 
     /// Moves a set to cold (an operator's eviction): its bytes when it was hot, else None.
     pub fn evict(&mut self, digest: &str) -> Option<u64> {
-        let freed = self.rest(digest, false);
-        if let Some(r) = self.resting.get_mut(digest) {
-            r.map = None;
-        }
-        freed
+        self.rest(digest, false)
     }
 
     /// Every set held now or before, hot ones first, each group by name.

@@ -115,9 +115,8 @@ impl ParamsStore {
             if let Some(l) = sets.get(&shape.digest) {
                 return Ok(l);
             }
-            let file = self.file.clone();
-            let file = file.unwrap_or_else(|| self.cache.path_for(workload, &shape));
-            let need = sets.estimate(&shape.digest, Some(&file));
+            let file = (self.file.clone()).unwrap_or_else(|| self.cache.path_for(workload, &shape));
+            let need = sets.estimate(&shape.digest, &file);
             sets.make_room(need, &name)?;
         }
         let (params, origin) = match &self.file {
