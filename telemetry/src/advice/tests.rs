@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::config::EngineConfig;
+use crate::config::{EngineConfig, Placement};
 use crate::gaps::GapDetail;
 use crate::report::{DeviceReport, HostReport, Stat, Summary, TimelineCheck};
 
