@@ -1,17 +1,21 @@
-//! Compiles cuda/provetop.cu with nvcc into one fatbin that the binary embeds. nvcc is found
-//! through $NVCC, $CUDA_HOME/bin or PATH. Without nvcc the binary builds with no kernels and
-//! says why at run time; with nvcc, a kernel that does not compile fails the build.
-//! PROVETOP_CUDA_ARCHS narrows the machine-code targets (e.g. "90"); PTX for the newest is
-//! always embedded so later GPUs can run it. A fatbin is kept in <target>/cuda-fatbin under a
-//! hash of the sources and the nvcc command, so `cargo clippy` and `cargo test`, whose build
-//! scripts run apart, compile the kernels once (two minutes of nvcc each on two cores).
+//! The CUDA kernels the binary embeds, as one fatbin: the prebuilt one (cuda/prebuilt, see
+//! build/prebuilt.rs) when it was made from these sources with the default architectures, else
+//! cuda/provetop.cu compiled with nvcc, found through $NVCC, $CUDA_HOME/bin or PATH. Without
+//! either the binary builds with no kernels and says why at run time; a kernel that does not
+//! compile fails the build. PROVETOP_CUDA_ARCHS (e.g. "90") compiles those machine-code
+//! targets from source, PTX for the newest always embedded so later GPUs can run it;
+//! PROVETOP_CUDA_PREBUILD=1 (scripts/cuda-prebuild.sh) compiles the default ones and writes the
+//! prebuilt fatbin anew. A compiled fatbin is kept in <target>/cuda-fatbin under a hash of the
+//! sources and the nvcc command, so `cargo clippy` and `cargo test`, whose build scripts run
+//! apart, compile the kernels once.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const DEFAULT_ARCHS: &str = "80,86,89,90";
+#[path = "build/prebuilt.rs"]
+mod prebuilt;
 
 fn find_nvcc() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("NVCC").filter(|p| !p.is_empty()) {
@@ -73,34 +77,17 @@ fn cached_fatbin(out: &Path, mut sources: Vec<PathBuf>, cmd: &Command) -> Option
     )
 }
 
-/// The architectures (sorted) grouped by major version under the first of each: 80, 86, 89,
-/// 90 → [(80, [80, 86, 89]), (90, [90])].
-fn virtual_archs(archs: &[u32]) -> Vec<(u32, Vec<u32>)> {
-    let mut groups: Vec<(u32, Vec<u32>)> = vec![];
-    for &a in archs {
-        match groups.last_mut() {
-            Some((v, reals)) if *v / 10 == a / 10 => reals.push(a),
-            _ => groups.push((a, vec![a])),
-        }
-    }
-    groups
+/// Tells the crate that kernels are embedded: which architectures, and where they came from.
+fn embedded(archs: &str, origin: &str) {
+    println!("cargo:rustc-env=PROVETOP_KERNEL_ARCHS={archs}");
+    println!("cargo:rustc-env=PROVETOP_KERNEL_ORIGIN={origin}");
+    println!("cargo:rustc-cfg=provetop_kernels");
 }
 
-fn main() {
-    println!("cargo:rustc-check-cfg=cfg(provetop_kernels)");
-    println!("cargo:rerun-if-env-changed=NVCC");
-    println!("cargo:rerun-if-env-changed=CUDA_HOME");
-    println!("cargo:rerun-if-env-changed=PROVETOP_CUDA_ARCHS");
-    let mut sources = Vec::new();
-    rerun_on_sources(Path::new("cuda"), &mut sources);
-    let source = Path::new("cuda/provetop.cu");
-    let Some(nvcc) = find_nvcc() else {
-        println!("cargo:rustc-env=PROVETOP_KERNELS_MISSING=nvcc was not found when provetop was built (set NVCC or CUDA_HOME, or use scripts/run.sh)");
-        println!("cargo:warning=nvcc not found: building without CUDA kernels (the cpu backend still works)");
-        return;
-    };
-    let archs = std::env::var("PROVETOP_CUDA_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
-    let mut archs: Vec<u32> = archs
+/// The architectures PROVETOP_CUDA_ARCHS names, sorted, or None for the defaults.
+fn archs_asked() -> Option<Vec<u32>> {
+    let asked = std::env::var("PROVETOP_CUDA_ARCHS").ok()?;
+    let mut archs: Vec<u32> = asked
         .split(',')
         .map(|a| {
             a.trim()
@@ -111,34 +98,58 @@ fn main() {
         .collect();
     archs.sort_unstable();
     archs.dedup();
+    Some(archs)
+}
+
+fn main() {
+    println!("cargo:rustc-check-cfg=cfg(provetop_kernels)");
+    for var in [
+        "NVCC",
+        "CUDA_HOME",
+        "PROVETOP_CUDA_ARCHS",
+        "PROVETOP_CUDA_PREBUILD",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let cuda = Path::new("cuda");
+    let mut sources = Vec::new();
+    rerun_on_sources(cuda, &mut sources);
     let out =
         PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts"))
             .join("provetop.fatbin");
-    let mut cmd = Command::new(&nvcc);
-    cmd.args(["--fatbin", "-O3", "-std=c++17", "-Xptxas", "-O3", "-o"])
-        .arg(&out)
-        .arg(source);
-    // One PTX per major version, assembled for each of its architectures: sm_86 and sm_89
-    // add nothing the kernels use over compute_80, and cicc, the longer half of each
-    // architecture's compile (190 s against ptxas's 136 s on the 2-core VM), runs twice instead
-    // of four times. The newest architecture's PTX is embedded for GPUs newer than all of them.
-    let virtuals = virtual_archs(&archs);
-    // The archs are sorted, so the newest is in the last group.
-    let ptx = virtuals.last().expect("at least one architecture").0;
-    for (v, reals) in &virtuals {
-        let mut codes: Vec<String> = reals.iter().map(|a| format!("sm_{a}")).collect();
-        if *v == ptx {
-            codes.push(format!("compute_{v}"));
+    let asked = archs_asked();
+    let prebuild = std::env::var_os("PROVETOP_CUDA_PREBUILD").is_some();
+    let archs = asked.clone().unwrap_or(prebuilt::DEFAULT_ARCHS.to_vec());
+    let recipe = prebuilt::recipe(&archs);
+    // The prebuilt kernels unless other architectures are asked for or a new prebuilt is.
+    let stale = match (
+        asked.is_some() || prebuild,
+        prebuilt::current(cuda, &recipe),
+    ) {
+        (false, Ok((bytes, m))) => {
+            std::fs::write(&out, bytes).expect("writing the fatbin into OUT_DIR");
+            let origin = format!("prebuilt from sources {}", &m.sources[..12]);
+            return embedded(&m.archs, &origin);
         }
-        cmd.arg(format!(
-            "-gencode=arch=compute_{v},code=[{}]",
-            codes.join(",")
-        ));
+        (false, Err(why)) => Some(why),
+        (true, _) => None,
+    };
+    let source = Path::new("cuda/provetop.cu");
+    let Some(nvcc) = find_nvcc() else {
+        let why = stale.map_or(String::new(), |w| format!("{w}, and "));
+        println!("cargo:rustc-env=PROVETOP_KERNELS_MISSING={why}nvcc was not found when provetop was built (set NVCC or CUDA_HOME, or use scripts/run.sh)");
+        println!("cargo:warning={why}nvcc not found: building without CUDA kernels (the cpu backend still works)");
+        assert!(!prebuild, "PROVETOP_CUDA_PREBUILD needs nvcc");
+        return;
+    };
+    if let Some(why) = &stale {
+        println!("cargo:warning={why}: compiling the kernels with nvcc (scripts/cuda-prebuild.sh makes the prebuilt anew)");
     }
+    let mut cmd = Command::new(&nvcc);
+    cmd.args(&recipe).arg("-o").arg(&out).arg(source);
     let cache = cached_fatbin(&out, sources, &cmd);
-    // Each architecture compiles on its own thread (as many as there are cores): the first
-    // build of a default checkout compiles five. Left out of the cache key: it changes only
-    // how long nvcc takes.
+    // Each architecture compiles on its own thread (as many as there are cores). Left out of
+    // the cache key: it changes only how long nvcc takes.
     cmd.args(["--threads", "0"]);
     let reused = cache
         .as_ref()
@@ -161,11 +172,37 @@ fn main() {
                     .and_then(|_| std::fs::rename(&tmp, &c));
         }
     }
-    let list: Vec<String> = archs
-        .iter()
-        .map(|a| format!("sm_{a}"))
-        .chain([format!("compute_{ptx}")])
-        .collect();
-    println!("cargo:rustc-env=PROVETOP_KERNEL_ARCHS={}", list.join(","));
-    println!("cargo:rustc-cfg=provetop_kernels");
+    let archs_listed = prebuilt::arch_list(&archs);
+    if prebuild {
+        write_prebuilt(cuda, &out, &nvcc, &recipe, &archs_listed);
+    }
+    embedded(&archs_listed, "compiled from source with nvcc");
+}
+
+/// `PROVETOP_CUDA_PREBUILD`: the fatbin just compiled becomes cuda/prebuilt's, with its
+/// manifest.
+fn write_prebuilt(cuda: &Path, out: &Path, nvcc: &Path, recipe: &[String], archs: &str) {
+    let bytes = std::fs::read(out).expect("reading the fatbin nvcc wrote");
+    let version = Command::new(nvcc)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let manifest = prebuilt::Manifest {
+        sources: prebuilt::sources_digest(cuda).expect("reading the kernel sources"),
+        recipe: recipe.join(" "),
+        archs: archs.to_string(),
+        nvcc: version
+            .lines()
+            .last()
+            .unwrap_or("unknown")
+            .trim()
+            .to_string(),
+        fatbin: prebuilt::sha256(&bytes),
+    };
+    std::fs::create_dir_all(cuda.join("prebuilt")).expect("making cuda/prebuilt");
+    std::fs::write(cuda.join(prebuilt::FATBIN), &bytes).expect("writing the prebuilt fatbin");
+    std::fs::write(cuda.join(prebuilt::MANIFEST), manifest.render())
+        .expect("writing the prebuilt manifest");
+    println!("cargo:warning=wrote {} and its manifest", prebuilt::FATBIN);
 }

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds the release binary for a GPU machine (sm_90 and PTX, stripped) and copies it to
+# Builds the release binary for a GPU machine (the kernels as a default build embeds them:
+# cuda/prebuilt, or compiled when the sources changed; PROVETOP_CUDA_ARCHS=90 compiles sm_90
+# alone from source), stripped, and copies it to
 # .carry/provetop with .carry/COMMIT naming the commit it was built from (`-dirty` with
 # uncommitted changes): the device's copy of the checkout has no history to ask.
 #
@@ -9,7 +11,7 @@ cd "$(dirname "$0")/.."
 source scripts/env-nvcc.sh
 # The release profile as it is (so the benches' and a developer's release builds are reused),
 # stripped as it is copied: the carried file must stay small.
-PROVETOP_CUDA_ARCHS=${PROVETOP_CUDA_ARCHS:-90} cargo build --release
+cargo build --release
 mkdir -p .carry
 rm -f .carry/provetop
 strip -o .carry/provetop target/release/provetop

@@ -1,7 +1,14 @@
-# Sourced by the run and test scripts: makes nvcc 13.0 from PyPI available as $NVCC so the
-# build embeds our CUDA kernels. The pins keep ptxas and nvvm on the same PTX version.
-# Without Python or a network the build goes on without kernels (the cpu backend still works).
-if [ -z "${NVCC:-}" ]; then
+# Sourced by the run and test scripts: makes nvcc 13.0 from PyPI available as $NVCC when the
+# build needs it: when the kernel sources differ from cuda/prebuilt's, or other architectures
+# are asked for (PROVETOP_CUDA_ARCHS), or PROVETOP_NEED_NVCC is set. The pins keep ptxas and
+# nvvm on the same PTX version. Without Python or a network the build goes on without kernels
+# (the cpu backend still works).
+needs_nvcc=1
+if [ -z "${PROVETOP_CUDA_ARCHS:-}${PROVETOP_NEED_NVCC:-}" ] &&
+  "$(dirname "${BASH_SOURCE[0]}")/kernel-digest.sh" --current; then
+  needs_nvcc=
+fi
+if [ -z "${NVCC:-}" ] && [ -n "$needs_nvcc" ]; then
   nvcc_dir=$(python3 - 2>/dev/null <<'PY'
 import importlib.util, os
 spec = importlib.util.find_spec("nvidia")

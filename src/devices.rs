@@ -9,7 +9,10 @@ pub fn main() -> anyhow::Result<i32> {
         Err(e) => println!("driver:   none ({e})"),
     }
     match &p.kernels {
-        Ok(archs) => println!("kernels:  embedded for {archs}"),
+        Ok(archs) => println!(
+            "kernels:  embedded for {archs} ({})",
+            crate::kernels::origin().unwrap_or("unknown origin")
+        ),
         Err(e) => println!("kernels:  none ({e})"),
     }
     if p.gpus.is_empty() {

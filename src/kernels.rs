@@ -1,4 +1,17 @@
-//! The CUDA kernels build.rs embedded, if nvcc was there to compile them.
+//! The CUDA kernels build.rs embedded: the prebuilt fatbin, or one nvcc compiled.
+
+/// Where the embedded kernels came from (`prebuilt from sources <digest>`, or compiled from
+/// source with nvcc), or None without kernels.
+pub fn origin() -> Option<&'static str> {
+    #[cfg(provetop_kernels)]
+    {
+        Some(env!("PROVETOP_KERNEL_ORIGIN"))
+    }
+    #[cfg(not(provetop_kernels))]
+    {
+        None
+    }
+}
 
 /// The fatbin and the architectures it holds, or why there is none.
 pub fn embedded() -> Result<(&'static [u8], &'static str), &'static str> {
