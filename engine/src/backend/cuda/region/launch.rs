@@ -28,14 +28,23 @@ struct Timed<'a> {
     marks: Marks,
     /// `msm_double_buffer` off: a hard synchronisation after each MSM, for comparison.
     sync_msms: bool,
+    /// The last stage's end, when nothing was queued on the stream since: the next stage
+    /// starts there. Two marks in a row are a microsecond or two apart on the device (the
+    /// event records themselves), and ten such slivers a partition were idle time no cause
+    /// could name.
+    last: Option<usize>,
 }
 
 impl Timed<'_> {
     fn run(&mut self, stage: Stage, f: impl FnOnce() -> Result<()>) -> Result<()> {
-        let m0 = self.tl.mark(self.stream)?;
+        let m0 = match self.last.take() {
+            Some(m) => m,
+            None => self.tl.mark(self.stream)?,
+        };
         f()?;
         let m1 = self.tl.mark(self.stream)?;
         self.marks.push((stage, m0, m1));
+        self.last = Some(m1);
         if self.sync_msms
             && matches!(
                 stage,
@@ -44,9 +53,32 @@ impl Timed<'_> {
         {
             // A hard synchronisation between MSMs, for comparison with none.
             self.gpu.sync(self.stream)?;
+            self.last = None;
         }
         Ok(())
     }
+
+    fn launched(self, g2: Option<G2Out>) -> Launched {
+        Launched {
+            marks: self.marks,
+            end: self.last,
+            g2,
+        }
+    }
+
+    /// The stream waits for mark `m` of another stream: what follows starts a new span.
+    fn wait(&mut self, m: usize) -> Result<()> {
+        self.last = None;
+        self.tl.wait(self.stream, m)
+    }
+}
+
+/// What the kernels left: their stages' marks, the last stage's end when the read-back can
+/// start there, and B in G2's output when it ran here.
+pub(super) struct Launched {
+    pub(super) marks: Marks,
+    pub(super) end: Option<usize>,
+    pub(super) g2: Option<G2Out>,
 }
 
 /// What B in G2 leaves in the results buffer, when it runs here: how many sums of scalar-one
@@ -78,7 +110,7 @@ impl CudaExecutor {
         input: &RegionInput<'_>,
         tl: &mut Timeline,
         up: &Uploaded,
-    ) -> Result<(Marks, Option<G2Out>)> {
+    ) -> Result<Launched> {
         let ws = set.ws.as_ref().expect("workspace allocated");
         let (g, compute, n) = (&*self.gpu, &*set.compute, plan.n);
         let [pa, pb, pc, scratch] = plan.abc_dst(ws);
@@ -92,6 +124,7 @@ impl CudaExecutor {
             tl,
             marks: vec![],
             sync_msms: !input.opts.msm_double_buffer,
+            last: None,
         };
         abc_up[0].wait(compute)?;
         if let AbcFrom::Device(c, _) = plan.abc_from {
@@ -120,7 +153,7 @@ impl CudaExecutor {
                 msm::enqueue_shifted(g, compute, q, pc, n - 1, ws.msm.ptr, res(0))
             }
         })?;
-        k.tl.wait(compute, up.end)?;
+        k.wait(up.end)?;
         let srs = &resident.srs;
         let witness = [
             (Stage::MsmL, srs.l.ptr),
@@ -148,7 +181,7 @@ impl CudaExecutor {
         // MSM's window sums and the scalar-one bases' sums in parts, both for the host to
         // add (`results`).
         let Some(bases) = &resident.g2_bases else {
-            return Ok((k.marks, None));
+            return Ok(k.launched(None));
         };
         let Counts { len, ones, terms } = plan.counts[2];
         let (scalars, idx) = plan.tail_dst(ws, 2);
@@ -170,6 +203,6 @@ impl CudaExecutor {
             }
             Ok(())
         })?;
-        Ok((k.marks, Some(out)))
+        Ok(k.launched(Some(out)))
     }
 }

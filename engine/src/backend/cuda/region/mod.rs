@@ -23,7 +23,7 @@ use super::srs::Srs;
 use super::workspace::{StreamSet, G1_RESULTS, G2_PARTS_AT, G2_WINDOWS_AT};
 use crate::backend::{Engine, Gate, RegionInput, RegionResult, Step, Steps};
 use crate::telemetry::Stage;
-use launch::G2Out;
+use launch::{G2Out, Launched};
 use plan::Plan;
 use upload::Uploaded;
 
@@ -83,12 +83,16 @@ impl CudaExecutor {
             self.stage_in(set, &plan, input, gate, steps)?;
         }
         gate.compute(steps);
-        let (marks, g2) = self.launch(set, &plan, &resident, input, &mut tl, &up)?;
+        let Launched { marks, end, g2 } =
+            self.launch(set, &plan, &resident, input, &mut tl, &up)?;
         let compute = &set.compute;
         let ws = set.ws.as_ref().expect("workspace allocated");
         // Every result in one copy: the G1 points, then B in G2's parts and windows.
         let mut out = vec![0u8; g2.map_or(G1_RESULTS * msm::JACOBIAN, |g| g.end())];
-        let down0 = tl.mark(compute)?;
+        let down0 = match end {
+            Some(m) => m,
+            None => tl.mark(compute)?,
+        };
         let down = self.gpu.d2h(compute, &mut out, ws.results.ptr)?;
         let down1 = tl.mark(compute)?;
         down.wait()?;
