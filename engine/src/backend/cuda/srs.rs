@@ -157,6 +157,8 @@ impl CudaExecutor {
         let kernels = Instant::now();
         msm::shift_enqueue(&self.gpu, s, (bases.ptr, n), sh, q.ptr, tmp.ptr)?;
         self.gpu.sync(s)?;
+        // Freeing the scratch waits for the device: inside the span, not an unnamed gap after.
+        drop(tmp);
         steps.push(Stage::Resident, Engine::Compute, kernels, 0);
         tracing::info!(
             "{}: H's shifted bases (c = {}, {} windows, {:.1} GB) built in {:.2} s",
@@ -183,7 +185,9 @@ impl CudaExecutor {
         if let Some(b) = slot.as_ref() {
             return Ok(b.clone());
         }
+        let start = Instant::now();
         let buf = self.alloc(p.b_g2.len().max(1) * G2, VramPurpose::Srs, budget)?;
+        steps.push(Stage::Alloc, Engine::Host, start, buf.bytes as u64);
         let start = Instant::now();
         staging.upload(&self.gpu, s, buf.ptr, &p.b_g2)?;
         self.gpu.sync(s)?;
