@@ -48,6 +48,7 @@ impl CudaExecutor {
         steps: &mut Steps,
     ) -> Result<RegionResult> {
         let r = self.region_in(set, input, circuit, gate, steps);
+        steps.release();
         if r.is_err() {
             let _ = set.copy.synchronize();
             let _ = set.compute.synchronize();
@@ -68,6 +69,7 @@ impl CudaExecutor {
         let mut tl = Timeline::start(&set.compute)?;
         // With prestage the upload happens before the lock; without, under it.
         if !o.prestage {
+            steps.hold();
             self.stage_in(set, &plan, input, gate, steps)?;
         } else {
             let start = Instant::now();
@@ -80,11 +82,14 @@ impl CudaExecutor {
         let resident = self.resident(set, &plan, input, steps)?;
         let up = self.upload(set, &plan, input, &mut tl)?;
         if o.prestage {
+            steps.hold();
             self.stage_in(set, &plan, input, gate, steps)?;
         }
         gate.compute(steps);
         let Launched { marks, end, g2 } =
             self.launch(set, &plan, &resident, input, &mut tl, &up)?;
+        // The kernels are queued: what was held up on the way to them can go out.
+        steps.release();
         let compute = &set.compute;
         let ws = set.ws.as_ref().expect("workspace allocated");
         // Every result in one copy: the G1 points, then B in G2's parts and windows.
