@@ -99,7 +99,7 @@ impl Steps {
     /// Hands the held steps to the sink; nothing when none are held.
     pub fn release(&mut self) {
         if let (Some(from), Some(sink)) = (self.held.take(), &mut self.sink) {
-            self.steps[from..].iter().for_each(|s| sink(s));
+            self.steps[from..].iter().for_each(sink);
         }
     }
 
