@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call for the engine's own checks (issues 20 and 21), table last in $OUT/summary.md:
 #   1. provetop check: every GPU result against the cpu backend (proofs byte-identical)
-#   2. 8MiB PoRep (`bench --request`, no other flags) and synthetic 2^22, each recorded, each
+#   2. 8MiB PoRep (`bench --request`, no other flags), synthetic 2^22 (and with K24=1 2^24, the
+#      default workload), each recorded, each
 #      held against NVML by scripts/telemetry-truth.py; `unattributed` as a share of idle time
 # The recordings come back for scripts/gap-intervals (where the unattributed moments lie).
 #   scripts/build-carry.sh   # here, with an 8MiB request in .carry/req8.json (gen-vanilla)
@@ -41,3 +42,4 @@ PY
 }
 [ -s "$REQUEST" ] && run p8 200 --request "$REQUEST" --proofs "${PROOFS:-200}"
 run k22 150 --log2-constraints 22 --proofs 60
+[ -n "${K24:-}" ] && run k24 240 --proofs 48
