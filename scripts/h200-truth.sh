@@ -2,9 +2,9 @@
 # One device call for the engine's own checks (issues 20 and 21), table last in $OUT/summary.md:
 #   1. provetop check: every GPU result against the cpu backend (proofs byte-identical)
 #   2. 8MiB PoRep (`bench --request`, no other flags), synthetic 2^22 (and with K24=1 2^24, the
-#      default workload), each recorded, each
-#      held against NVML by scripts/telemetry-truth.py; `unattributed` as a share of idle time
-# The recordings come back for scripts/gap-intervals (where the unattributed moments lie).
+#      default workload), each recorded and held against NVML by scripts/telemetry-truth.py;
+#      `unattributed` as a share of idle time
+# The recordings come back too (`provetop replay`, `provetop export --perfetto`).
 #   scripts/build-carry.sh   # here, with an 8MiB request in .carry/req8.json (gen-vanilla)
 #   OUT=$OUT scripts/h200-truth.sh        # on the device
 set -uo pipefail
