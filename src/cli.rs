@@ -123,17 +123,27 @@ impl std::str::FromStr for TuneBudget {
                 _ => Err(bad()),
             };
         }
-        let (n, unit) = [("s", 1.0), ("m", 60.0), ("h", 3600.0)]
-            .iter()
-            .find_map(|(suf, m)| t.strip_suffix(suf).map(|n| (n, *m)))
-            .ok_or_else(bad)?;
-        match n.trim().parse::<f64>() {
-            Ok(x) if x.is_finite() && x > 0.0 && x * unit <= 7.0 * 86400.0 => Ok(TuneBudget::Time(
-                std::time::Duration::from_secs_f64(x * unit),
-            )),
+        match seconds(t) {
+            Some(x) if x > 0.0 => Ok(TuneBudget::Time(std::time::Duration::from_secs_f64(x))),
             _ => Err(bad()),
         }
     }
+}
+
+/// Seconds of `90s`, `5m`, `1.5h` (0 to a week); `None` for anything else.
+fn seconds(t: &str) -> Option<f64> {
+    let (n, unit) = [("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .iter()
+        .find_map(|(suf, m)| t.trim().strip_suffix(suf).map(|n| (n, *m)))?;
+    let x = n.trim().parse::<f64>().ok()? * unit;
+    (x.is_finite() && (0.0..=7.0 * 86400.0).contains(&x)).then_some(x)
+}
+
+/// A time such as `90s`, `10m` or `1.5h` (0 to a week).
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    seconds(s)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("expected a time such as 90s, 10m or 1h, got `{s}`"))
 }
 
 impl std::fmt::Display for TuneBudget {
@@ -254,6 +264,10 @@ pub struct BenchArgs {
 }
 
 const SERVE_AFTER_HELP: &str = "\
+Beside cuzk.v1.ProvingEngine the listener offers provetop.v1.Telemetry: the event stream that
+`provetop attach` shows (the last --history, then live), and changes from viewers holding the
+control token.
+
 Exit codes: 0 stopped (SIGTERM or SIGINT) with every request answered, 1 a proof failed,
   2 bad usage, 3 requests left unfinished when --drain-timeout ran out (or a second signal).";
 
@@ -280,6 +294,26 @@ pub struct ServeArgs {
     /// auto]
     #[arg(long, value_name = "SIZE", value_parser = parse_srs_budget)]
     pub srs_budget: Option<Budget>,
+
+    /// A file holding the token that lets `provetop attach --token-file` viewers change the
+    /// engine (settings, jobs, marks); without one every viewer is read-only. The file must be
+    /// readable by its owner only. [default: the config file's [serve] control_token_file]
+    #[arg(long, value_name = "FILE")]
+    pub control_token_file: Option<PathBuf>,
+
+    /// Telemetry a viewer that attaches is sent first: the last 90s, 10m, 1h (at most 64 MiB of
+    /// frames). [default: the config file's [serve] history, else 10m]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    pub history: Option<std::time::Duration>,
+
+    /// Serve over TLS with this certificate chain (PEM); needs --tls-key. [default: the config
+    /// file's [serve] tls_cert]
+    #[arg(long, value_name = "PEM")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert (PEM). [default: the config file's [serve] tls_key]
+    #[arg(long, value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
 }
 
 fn parse_srs_budget(s: &str) -> Result<Budget, String> {

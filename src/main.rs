@@ -19,6 +19,7 @@ mod replay;
 mod request_file;
 mod run;
 mod serve;
+mod token;
 mod tune;
 mod verify;
 
