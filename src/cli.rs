@@ -70,6 +70,10 @@ pub enum Command {
     /// file with play/pause, speed and seek, or a summary with --summary.
     #[command(after_help = REPLAY_HELP)]
     Replay(ReplayArgs),
+    /// The dashboard over a running `provetop serve`, local or remote: its last minutes of
+    /// history, then live; read-only unless the server takes this viewer's control token.
+    #[command(after_help = ATTACH_HELP)]
+    Attach(AttachArgs),
     /// Exports a recording for other tools: --perfetto writes Perfetto's protobuf trace
     /// (OUT.pftrace) or Chrome Trace Event JSON (any other name).
     Export(ExportArgs),
@@ -179,6 +183,61 @@ Keys besides the dashboard's: space play/pause, < > slower/faster (0.25x to 64x)
 M next mark, C next config change. A file cut short replays up to where it stops (the byte is
 named on stderr). Exit codes: 0 replayed, 2 not a provetop recording, a damaged header, or a
 format newer than this provetop.";
+
+const ATTACH_HELP: &str = "\
+ADDR: HOST:PORT, a bare PORT (loopback), or unix:///PATH (serve's socket). Without --tls-ca the
+stream is plaintext, like cuzk's interface: beyond loopback, serve with --tls-cert/--tls-key and
+attach with --tls-ca.
+
+When the server is lost the dashboard keeps what it shows and says so, and reconnects when the
+server is back (resuming where it was, or starting over if the server restarted). Without a
+terminal, attach needs --summary or --record FILE (recording until SIGINT or SIGTERM).
+
+Exit codes: 0 quit (or summary printed, or recording stopped), 1 the server could not be watched
+(unreachable, refused, a certificate not signed by --tls-ca), 2 bad usage or input.";
+
+#[derive(Args, Debug)]
+pub struct AttachArgs {
+    /// The server: HOST:PORT, PORT (loopback) or unix:///PATH.
+    #[arg(value_name = "ADDR")]
+    pub addr: String,
+
+    /// A file holding the server's control token (readable by its owner only): settings, jobs
+    /// and marks from this dashboard are then taken, and logged as made by attach:NAME.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// This viewer's name in the server's log (letters, digits and ._@+-) [default: USER@HOST]
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Record what this viewer receives into FILE (a later server session goes on in
+    /// FILE-2.ptrec, …); replay it with `provetop replay`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+
+    /// Let --record overwrite an existing file.
+    #[arg(long, requires = "record")]
+    pub force: bool,
+
+    /// Print what `replay --summary` would say about the server's history (its last --history)
+    /// and exit.
+    #[arg(long)]
+    pub summary: bool,
+
+    /// The summary as one JSON object (the keys of `replay --summary --json`); implies --summary.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Connect over TLS, trusting the server's certificate only if this certificate authority
+    /// (PEM) signed it.
+    #[arg(long, value_name = "PEM")]
+    pub tls_ca: Option<PathBuf>,
+
+    /// Config file for the [ui] table (theme, keys) [default: $XDG_CONFIG_HOME/provetop/config.toml]
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {

@@ -68,8 +68,9 @@ pub fn tls(
     tonic::transport::Server::builder()
         .tls_config(config.clone())
         .map_err(|e| {
+            let why = crate::attach::client::chain(e.to_string(), std::error::Error::source(&e));
             anyhow::anyhow!(
-                "--tls-cert {} with --tls-key {}: {e}",
+                "--tls-cert {} with --tls-key {}: {why}",
                 cert.display(),
                 key.display()
             )
