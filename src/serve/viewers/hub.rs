@@ -62,7 +62,18 @@ impl Hub {
     /// Subscribes to `bus` and starts the thread that frames its events, keeping `keep` of
     /// session time.
     pub fn start(bus: &Bus, clock: Clock, keep: Duration) -> std::io::Result<Arc<Hub>> {
-        let hub = Arc::new(Hub {
+        let hub = Hub::new(clock, keep);
+        let sub = bus.subscribe(BUS_CAPACITY);
+        let h = hub.clone();
+        std::thread::Builder::new()
+            .name("serve-viewers".into())
+            .spawn(move || h.run(&sub))?;
+        Ok(hub)
+    }
+
+    /// A hub with no frames, fed by `publish`.
+    fn new(clock: Clock, keep: Duration) -> Arc<Hub> {
+        Arc::new(Hub {
             history: Mutex::new(History {
                 frames: VecDeque::new(),
                 bytes: 0,
@@ -73,13 +84,7 @@ impl Hub {
             clock,
             head: watch::channel(0).0,
             stop: AtomicBool::new(false),
-        });
-        let sub = bus.subscribe(BUS_CAPACITY);
-        let h = hub.clone();
-        std::thread::Builder::new()
-            .name("serve-viewers".into())
-            .spawn(move || h.run(&sub))?;
-        Ok(hub)
+        })
     }
 
     /// Ends the framing thread (within a flush).
@@ -157,7 +162,7 @@ impl Hub {
     }
 
     /// Adds a frame, drops what is past the history, and wakes the viewers.
-    fn publish(&self, data: Vec<u8>, kinds: Hole) {
+    pub(super) fn publish(&self, data: Vec<u8>, kinds: Hole) {
         let seq = {
             let mut h = self.history.lock();
             let seq = h.next_seq;
@@ -200,18 +205,72 @@ pub fn missed(through: &Hole, t: Nanos, next: &Frame) -> Hole {
     }
 }
 
-/// The hole a viewer leaves by skipping `frames`.
-pub fn hole_of<'a>(frames: impl IntoIterator<Item = &'a Arc<Frame>>) -> Option<Hole> {
-    let mut out: Option<Hole> = None;
-    for f in frames {
-        let h = out.get_or_insert(Hole {
-            from: f.kinds.from,
-            to: f.kinds.to,
-            ..Hole::default()
-        });
-        h.from = h.from.min(f.kinds.from);
-        h.to = h.to.max(f.kinds.to);
-        h.add_counts(&f.kinds);
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use provetop_telemetry::record::stream::{decode_frame, FrameEncoder};
+    use provetop_telemetry::{Event, Sample};
+
+    /// A frame of `n` samples at `t`.., as the framing thread makes them.
+    pub fn samples(t: Nanos, n: u64) -> (Vec<u8>, Hole) {
+        let mut enc = FrameEncoder::new(3);
+        for i in 0..n {
+            enc.push(&Record::Event(Event::Sample(Sample {
+                t: t + i,
+                metric: "m".into(),
+                device: None,
+                value: i as f64,
+            })));
+        }
+        let f = enc.frame().expect("a frame");
+        (f.bytes, f.kinds)
     }
-    out
+
+    pub fn hub(keep: Duration) -> Arc<Hub> {
+        Hub::new(Clock::start(), keep)
+    }
+
+    #[test]
+    fn the_history_keeps_its_time_and_counts_what_left_it() {
+        let h = hub(Duration::from_secs(3600));
+        assert_eq!((h.newest(), h.after(0, 10).len()), (0, 0));
+        for k in 0..5 {
+            let (b, kinds) = samples(k * 100, k + 1);
+            h.publish(b, kinds);
+        }
+        assert_eq!(h.newest(), 5);
+        let all = h.after(0, 10);
+        assert_eq!(
+            all.iter().map(|f| f.seq).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(all[4].through.samples, 15);
+        assert_eq!(h.after(3, 10).len(), 2);
+        assert_eq!(
+            h.after(1, 2).iter().map(|f| f.seq).collect::<Vec<_>>(),
+            [2, 3]
+        );
+        assert!(h.holds_from(1) && h.holds_from(6) && !h.holds_from(7));
+        let rs = decode_frame(&all[2].data).expect("decodes");
+        assert_eq!(rs.len(), 3);
+        // A viewer that had frame 1, when frames 2 and 3 are gone: 5 samples missed.
+        let gone = missed(&all[0].through, all[0].kinds.to, &all[3]);
+        assert_eq!((gone.samples, gone.from, gone.to), (5, 0, 300));
+    }
+
+    #[test]
+    fn frames_past_the_history_leave_it() {
+        // A history of nothing keeps only the newest frame.
+        let h = hub(Duration::ZERO);
+        std::thread::sleep(Duration::from_millis(2));
+        for k in 0..3 {
+            let (b, kinds) = samples(k, 1);
+            h.publish(b, kinds);
+        }
+        assert_eq!(
+            h.after(0, 10).iter().map(|f| f.seq).collect::<Vec<_>>(),
+            [3]
+        );
+        assert!(!h.holds_from(2) && h.holds_from(3));
+    }
 }

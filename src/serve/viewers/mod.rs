@@ -94,36 +94,37 @@ fn hole_frame(h: Hole) -> WatchMessage {
     }))
 }
 
-impl Viewers {
-    /// Whether `token` lets this viewer change the engine, and why, in words.
-    fn access(&self, token: &[u8], by: &str) -> (bool, String) {
-        let (ok, note) = match (&self.token, token.is_empty()) {
-            (None, true) => (
-                false,
-                "read-only: this server takes no changes from viewers (it was started without \
+/// Whether `token` lets viewer `by` change the engine of a server holding `server`'s token, and
+/// why (or why not), in words.
+fn access(server: Option<&Token>, token: &[u8], by: &str) -> (bool, String) {
+    let (ok, note) = match (server, token.is_empty()) {
+        (None, true) => (
+            false,
+            "read-only: this server takes no changes from viewers (it was started without \
                  control_token_file)",
-            ),
-            (None, false) => (
-                false,
-                "the token is not used: this server takes no changes from viewers (it was \
+        ),
+        (None, false) => (
+            false,
+            "the token is not used: this server takes no changes from viewers (it was \
                  started without control_token_file)",
-            ),
-            (Some(_), true) => (
-                false,
-                "read-only: changes need the server's control token (attach --token-file FILE)",
-            ),
-            (Some(t), false) if t.matches(token) => (true, ""),
-            (Some(_), false) => (
-                false,
-                "the token was refused: it is not this server's control token",
-            ),
-        };
-        match ok {
-            true => (true, format!("control: changes are logged as made by {by}")),
-            false => (false, note.to_string()),
-        }
+        ),
+        (Some(_), true) => (
+            false,
+            "read-only: changes need the server's control token (attach --token-file FILE)",
+        ),
+        (Some(t), false) if t.matches(token) => (true, ""),
+        (Some(_), false) => (
+            false,
+            "the token was refused: it is not this server's control token",
+        ),
+    };
+    match ok {
+        true => (true, format!("control: changes are logged as made by {by}")),
+        false => (false, note.to_string()),
     }
+}
 
+impl Viewers {
     /// The file header a viewer starts from: the session with the configuration in force now,
     /// from the oldest time the history holds.
     fn header(&self, hub: &Hub) -> Vec<u8> {
@@ -183,6 +184,7 @@ async fn stream(
     mut cursor: u64,
     mut stopping: watch::Receiver<bool>,
     _watching: Watching,
+    max_lag: Duration,
 ) {
     let mut head = hub.head();
     let backlog_end = hub.newest();
@@ -203,6 +205,8 @@ async fn stream(
         _ => (Hole::default(), 0),
     };
     let mut caught_up = false;
+    // What the viewer skipped and has not been told yet.
+    let mut skipped: Option<Hole> = None;
     loop {
         if !caught_up && cursor >= backlog_end {
             caught_up = true;
@@ -212,6 +216,11 @@ async fn stream(
         }
         let frames = hub.after(cursor, BATCH);
         let Some(first) = frames.first() else {
+            if let Some(h) = skipped.take() {
+                if !send(&tx, hole_frame(h), &mut stopping).await {
+                    return;
+                }
+            }
             tokio::select! {
                 r = head.changed() => if r.is_err() { return },
                 _ = stopped(&mut stopping) => {
@@ -222,33 +231,41 @@ async fn stream(
             }
             continue;
         };
+        // Frames that left the history before the viewer read them.
         if cursor > 0 && first.seq > cursor + 1 {
-            let h = hub::missed(&through, t_last, first);
-            if !send(&tx, hole_frame(h), &mut stopping).await {
-                return;
-            }
+            add(&mut skipped, hub::missed(&through, t_last, first));
         }
-        // Far behind the newest frames (not the history it was sent on connecting): skip.
-        let lagging = frames
-            .iter()
-            .take_while(|f| f.seq > backlog_end && f.made.elapsed() > MAX_LAG)
-            .count();
-        if let Some(h) = hub::hole_of(&frames[..lagging]) {
-            if !send(&tx, hole_frame(h), &mut stopping).await {
-                return;
+        for f in &frames {
+            (cursor, through, t_last) = (f.seq, f.through, f.kinds.to);
+            // Far behind the newest frames (not the history sent on connecting): skipped.
+            if f.seq > backlog_end && f.made.elapsed() > max_lag {
+                add(&mut skipped, f.kinds);
+                continue;
             }
-        }
-        for (i, f) in frames.iter().enumerate() {
-            if i >= lagging {
-                let m = message(Body::Frame(Frame {
-                    data: f.data.clone(),
-                    seq: f.seq,
-                }));
-                if !send(&tx, m, &mut stopping).await {
+            if let Some(h) = skipped.take() {
+                if !send(&tx, hole_frame(h), &mut stopping).await {
                     return;
                 }
             }
-            (cursor, through, t_last) = (f.seq, f.through, f.kinds.to);
+            let m = message(Body::Frame(Frame {
+                data: f.data.clone(),
+                seq: f.seq,
+            }));
+            if !send(&tx, m, &mut stopping).await {
+                return;
+            }
+        }
+    }
+}
+
+/// Adds `h` to the hole `into` (its times widened, its counts added).
+fn add(into: &mut Option<Hole>, h: Hole) {
+    match into {
+        None => *into = Some(h),
+        Some(x) => {
+            x.from = x.from.min(h.from);
+            x.to = x.to.max(h.to);
+            x.add_counts(&h);
         }
     }
 }
@@ -272,7 +289,7 @@ impl Telemetry for Viewers {
             ));
         };
         let by = format!("attach:{name}");
-        let (control, control_note) = self.access(&r.token, &by);
+        let (control, control_note) = access(self.token.as_ref(), &r.token, &by);
         if self.watching.fetch_add(1, Ordering::SeqCst) >= MAX_VIEWERS {
             self.watching.fetch_sub(1, Ordering::SeqCst);
             return Err(Status::resource_exhausted(format!(
@@ -308,6 +325,7 @@ impl Telemetry for Viewers {
             cursor,
             self.stopping.clone(),
             watching,
+            MAX_LAG,
         ));
         Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
             rx,
@@ -321,7 +339,7 @@ impl Telemetry for Viewers {
         let r = req.into_inner();
         let name = viewer_name(&r.name)?;
         let by = format!("attach:{name}");
-        let (ok, note) = self.access(&r.token, &by);
+        let (ok, note) = access(self.token.as_ref(), &r.token, &by);
         if !ok {
             tracing::warn!("attach: a change from {name} refused: {note}");
             return Err(Status::permission_denied(note));
@@ -386,5 +404,122 @@ impl Telemetry for Viewers {
             }
         };
         Ok(Response::new(ControlResponse { message, job }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use provetop_telemetry::record::stream::decode_frame;
+
+    fn hello() -> Hello {
+        Hello::default()
+    }
+
+    async fn next(rx: &mut mpsc::Receiver<Result<WatchMessage, Status>>) -> Body {
+        let m = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("a message in time")
+            .expect("the stream goes on")
+            .expect("no error");
+        m.body.expect("a body")
+    }
+
+    /// Records a frame message holds: (samples, holes' sample counts).
+    fn counts(b: &Body) -> (u64, u64) {
+        let Body::Frame(f) = b else {
+            panic!("not a frame")
+        };
+        let mut out = (0, 0);
+        for r in decode_frame(&f.data).expect("decodes") {
+            match r {
+                Record::Hole(h) => out.1 += h.samples,
+                _ => out.0 += 1,
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_viewer_that_stops_reading_holds_a_few_frames_then_skips_and_is_told_what_it_missed()
+    {
+        let hub = hub::tests::hub(Duration::from_secs(3600));
+        for k in 0..3 {
+            let (b, kinds) = hub::tests::samples(k * 10, 10);
+            hub.publish(b, kinds);
+        }
+        let (_stop_tx, stopping) = watch::channel(false);
+        let watching = Arc::new(AtomicUsize::new(1));
+        let (tx, mut rx) = mpsc::channel(IN_FLIGHT);
+        let lag = Duration::from_millis(200);
+        let task = tokio::spawn(stream(
+            tx,
+            hello(),
+            hub.clone(),
+            0,
+            stopping,
+            Watching(watching.clone()),
+            lag,
+        ));
+        assert!(matches!(next(&mut rx).await, Body::Hello(_)));
+        let mut seen = 0;
+        for _ in 0..3 {
+            seen += counts(&next(&mut rx).await).0;
+        }
+        assert_eq!(seen, 30);
+        assert!(matches!(next(&mut rx).await, Body::CaughtUp(_)));
+        // The viewer stops reading while 100 frames arrive: its stream holds IN_FLIGHT of them.
+        for k in 0..100 {
+            let (b, kinds) = hub::tests::samples(1000 + k * 10, 10);
+            hub.publish(b, kinds);
+        }
+        tokio::time::sleep(lag * 2).await;
+        assert_eq!(rx.len(), IN_FLIGHT);
+        // It reads again: what it held, a hole for what it skipped, then the newest frames.
+        let (fresh, kinds) = hub::tests::samples(5000, 10);
+        hub.publish(fresh, kinds);
+        let (mut got, mut lost) = (0, 0);
+        while got + lost < 1010 {
+            let (g, l) = counts(&next(&mut rx).await);
+            got += g;
+            lost += l;
+        }
+        assert_eq!(got + lost, 1010, "every sample arrived or was counted");
+        assert!(lost >= 900, "the frames past the lag were skipped: {lost}");
+        assert!(
+            got >= 10 * IN_FLIGHT as u64,
+            "the frames in flight arrived: {got}"
+        );
+        drop(rx);
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("the stream ends with its viewer")
+            .expect("no panic");
+        assert_eq!(watching.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn access_is_granted_only_with_the_servers_token_and_says_why_not() {
+        let cases = [
+            (None, &b""[..], false, "started without control_token_file"),
+            (None, b"x", false, "the token is not used"),
+            (Some("t0k"), b"", false, "need the server's control token"),
+            (Some("t0k"), b"nope", false, "the token was refused"),
+            (Some("t0k"), b"t0k", true, "logged as made by attach:a"),
+        ];
+        for (server, presented, ok, why) in cases {
+            let (granted, note) = access(
+                server.map(|t| Token::of(t.as_bytes())).as_ref(),
+                presented,
+                "attach:a",
+            );
+            assert_eq!(granted, ok, "{note}");
+            assert!(note.contains(why), "{note}");
+        }
+        assert!(viewer_name("alice@rig-7.lan").is_ok());
+        assert!(viewer_name("").is_err());
+        assert!(viewer_name("a b").is_err());
+        assert!(viewer_name("a\u{1b}[2J").is_err());
+        assert!(viewer_name(&"x".repeat(65)).is_err());
     }
 }
