@@ -317,9 +317,22 @@ pub struct BenchArgs {
 
     /// With --request: send it --proofs times to a running `provetop serve` (or cuzk) at
     /// HOST:PORT instead of proving here, --concurrency requests outstanding [auto: 16], and
-    /// check every answer with verify_seal: proofs per hour through the API.
-    #[arg(long, value_name = "HOST:PORT", requires = "request")]
+    /// check every answer with verify_seal: proofs per hour through the API. With --token-file
+    /// instead: --proofs jobs of the server's own workload, submitted through its telemetry
+    /// service's Control, --concurrency in flight [auto: 2], counted from the server's own
+    /// events (proofs per hour on its clock, its peak memory).
+    #[arg(long, value_name = "HOST:PORT")]
     pub server: Option<String>,
+
+    /// With --server: the server's control token (its control_token_file), for jobs of its own
+    /// workload.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "server",
+        conflicts_with = "request"
+    )]
+    pub token_file: Option<PathBuf>,
 }
 
 const SERVE_AFTER_HELP: &str = "\

@@ -4,6 +4,7 @@
 mod alloc;
 mod attach;
 mod bench;
+mod bench_control;
 mod bench_remote;
 mod bounds;
 mod check;

@@ -42,8 +42,8 @@ pub enum Incoming {
     Lost { why: String, retry_in: Duration },
     /// The first attempt failed: the server cannot be watched at this address.
     Refused(String),
-    /// The answer to a change.
-    Reply { text: String, error: bool },
+    /// The answer to a change (`job`: the job a Submit made).
+    Reply { text: String, error: bool, job: u64 },
 }
 
 /// Where the server is.
@@ -289,10 +289,14 @@ async fn control(
             action: Some(action),
         };
         let reply = match client.control(req).await {
-            Ok(r) => Incoming::Reply {
-                text: r.into_inner().message,
-                error: false,
-            },
+            Ok(r) => {
+                let r = r.into_inner();
+                Incoming::Reply {
+                    text: r.message,
+                    error: false,
+                    job: r.job,
+                }
+            }
             Err(s) => Incoming::Reply {
                 text: match s.code() {
                     tonic::Code::PermissionDenied => s.message().to_string(),
@@ -300,6 +304,7 @@ async fn control(
                     _ => describe(&s),
                 },
                 error: true,
+                job: 0,
             },
         };
         if tx.send(reply).await.is_err() {
