@@ -186,17 +186,20 @@ fn headless(
 ) -> Result<i32> {
     let stop = run::stop_flag()?;
     let mut next = Some(first);
-    let mut lost = false;
+    let mut session = String::new();
     while !stop.load(Ordering::SeqCst) {
         if let Some(h) = next.take() {
-            let what = match (h.resumed, lost) {
-                (true, _) => "resumed",
-                (false, true) => "a new session",
-                (false, false) => "watching",
+            let what = match (session.is_empty(), h.session_id == session, h.resumed) {
+                (true, _, _) => "watching",
+                (false, false, _) => "the server restarted: a new session",
+                (false, true, true) => "back: resumed",
+                (false, true, false) => {
+                    "back, with a gap (the server no longer held all that was missed)"
+                }
             };
             eprintln!("attach: {addr}: {what} · {}", printable(&h.note));
-            lost = false;
-            if !h.resumed {
+            if h.session_id != session {
+                session.clone_from(&h.session_id);
                 if let Some(r) = &mut recorder {
                     if let Some(w) = r.session(&h.header)? {
                         eprintln!("attach: recorded {} bytes to {}", w.bytes, w.path.display());
@@ -219,7 +222,6 @@ fn headless(
             },
             Some(Incoming::CaughtUp) => eprintln!("attach: {addr}: caught up, live"),
             Some(Incoming::Lost { why, retry_in }) => {
-                lost = true;
                 eprintln!(
                     "attach: lost {addr}: {}; retrying in {:.1} s",
                     printable(&why),

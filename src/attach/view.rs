@@ -115,19 +115,21 @@ impl Attached {
     fn hello(&mut self, h: Hello, app: &mut App) {
         let now = app.state.now;
         let new_session = h.session_id != self.session_id;
-        if !self.session_id.is_empty() && (new_session || !h.resumed) {
-            let history = app.state.history;
-            app.state = State::new(h.session.clone());
-            app.state.history = history;
-            self.latest = 0;
-            let why = match new_session {
-                true => "the server restarted (a new session): the view starts over",
-                false => "the server no longer holds what was missed: the view starts over",
-            };
-            app.report(why);
-        } else if !self.session_id.is_empty() {
-            app.ui
-                .notify(now, format!("back on {}: resumed", self.addr), false);
+        if !self.session_id.is_empty() {
+            if new_session {
+                let history = app.state.history;
+                app.state = State::new(h.session.clone());
+                app.state.history = history;
+                self.latest = 0;
+                app.report("the server restarted (a new session): the view starts over");
+            } else if h.resumed {
+                app.ui
+                    .notify(now, format!("back on {}: resumed", self.addr), false);
+            } else {
+                // What followed the last frame has left the server's history: the stream goes
+                // on from its oldest frame, newer than anything here.
+                app.report("back on the server, which no longer holds all that was missed: a gap");
+            }
         }
         if new_session {
             if let Some(r) = &mut self.recorder {
