@@ -13,29 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need() {
-    command -v "$1" >/dev/null && return
-    echo "== installing $1"
-    if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo); fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${SUDO[@]}" apt-get install -y "$1" >/dev/null 2>&1 ||
-        { "${SUDO[@]}" apt-get update >/dev/null && "${SUDO[@]}" apt-get install -y "$1" >/dev/null; }
-}
-need tmux
+source scripts/tmux-lib.sh
 need openssl
-
-if [[ -n "${PROVETOP_BIN:-}" ]]; then
-    BIN=$(realpath "$PROVETOP_BIN")
-else
-    echo "== building provetop"
-    cargo build --bin provetop 2>&1 | grep -v '^warning: provetop@' | tail -1
-    BIN="$PWD/target/debug/provetop"
-fi
-
-TMP=$(mktemp -d)
-SOCK="$TMP/tmux.sock"
-export XDG_STATE_HOME="$TMP/state" XDG_CACHE_HOME="$TMP/cache" XDG_CONFIG_HOME="$TMP/config"
-T() { tmux -S "$SOCK" "$@"; }
 SERVE_PID=
 cleanup() {
     [[ -n $SERVE_PID ]] && kill -9 "$SERVE_PID" 2>/dev/null || true

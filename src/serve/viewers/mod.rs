@@ -64,7 +64,7 @@ pub fn session_id() -> String {
 }
 
 /// A viewer's name as the log will show it: 1 to 64 of letters, digits and `._@+-`.
-fn viewer_name(name: &str) -> Result<&str, Status> {
+fn viewer_name(name: &str) -> Result<&str, String> {
     let ok = (1..=64).contains(&name.chars().count())
         && name
             .chars()
@@ -72,10 +72,10 @@ fn viewer_name(name: &str) -> Result<&str, Status> {
     if ok {
         Ok(name)
     } else {
-        Err(Status::invalid_argument(format!(
+        Err(format!(
             "a viewer's name is 1 to 64 letters, digits or ._@+-, not {:?}",
             name.chars().take(80).collect::<String>()
-        )))
+        ))
     }
 }
 
@@ -282,7 +282,7 @@ impl Telemetry for Viewers {
             .remote_addr()
             .map_or_else(|| "a local socket".to_string(), |a| a.to_string());
         let r = req.into_inner();
-        let name = viewer_name(&r.name)?;
+        let name = viewer_name(&r.name).map_err(Status::invalid_argument)?;
         let Some(hub) = &self.hub else {
             return Err(Status::unavailable(
                 "this server runs with --telemetry off: there is nothing to watch",
@@ -337,7 +337,7 @@ impl Telemetry for Viewers {
         req: Request<ControlRequest>,
     ) -> Result<Response<ControlResponse>, Status> {
         let r = req.into_inner();
-        let name = viewer_name(&r.name)?;
+        let name = viewer_name(&r.name).map_err(Status::invalid_argument)?;
         let by = format!("attach:{name}");
         let (ok, note) = access(self.token.as_ref(), &r.token, &by);
         if !ok {
