@@ -164,6 +164,9 @@ restored "SIGTERM" 3
 
 echo "== SIGTERM to a headless run and a bench: status 3 and the unfinished jobs named"
 for cmd in --headless bench; do
+    # Emptied here: the background process's own redirection may come after the first grep,
+    # which would then read the previous run's lines.
+    : >"$TMP/stopped.txt"
     "$BIN" $cmd --backend cpu --log2-constraints 10 --proofs 100000 \
         >/dev/null 2>"$TMP/stopped.txt" &
     pid=$!

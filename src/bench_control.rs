@@ -150,7 +150,7 @@ pub fn main(args: &BenchArgs, server: &str, token_file: &std::path::Path) -> Res
             Incoming::Reply { job, .. } => {
                 t.mine.insert(job);
             }
-            Incoming::Lost { why, .. } | Incoming::Refused(why) => {
+            Incoming::Lost { why, .. } | Incoming::Refused { why, .. } => {
                 eprintln!("bench: lost {server}: {why}");
                 return Ok(1);
             }

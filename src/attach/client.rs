@@ -40,8 +40,9 @@ pub enum Incoming {
     CaughtUp,
     /// The stream was lost; another attempt follows in `retry_in`.
     Lost { why: String, retry_in: Duration },
-    /// The first attempt failed: the server cannot be watched at this address.
-    Refused(String),
+    /// The first attempt failed: the server cannot be watched at this address. `answered`: the
+    /// server said why (otherwise nothing answered there, or not in gRPC).
+    Refused { why: String, answered: bool },
     /// The answer to a change (`job`: the job a Submit made).
     Reply { text: String, error: bool, job: u64 },
 }
@@ -213,15 +214,17 @@ async fn watch(channel: Channel, viewer: Viewer, tx: mpsc::Sender<Incoming>) {
             session_id: session.clone(),
             after_seq,
         };
-        let why = match client.watch(req).await {
-            Err(s) => describe(&s),
+        // A status the server sent has no cause under it; a failed connection's has.
+        let said = |s: &tonic::Status| (describe(s), std::error::Error::source(s).is_none());
+        let (why, answered) = match client.watch(req).await {
+            Err(s) => said(&s),
             Ok(resp) => {
                 let mut stream = resp.into_inner();
                 loop {
                     let m = match stream.message().await {
                         Ok(Some(m)) => m,
-                        Ok(None) => break "the server ended the stream".to_string(),
-                        Err(s) => break describe(&s),
+                        Ok(None) => break ("the server ended the stream".to_string(), true),
+                        Err(s) => break said(&s),
                     };
                     let out = match m.body {
                         Some(Body::Hello(h)) => {
@@ -256,7 +259,7 @@ async fn watch(channel: Channel, viewer: Viewer, tx: mpsc::Sender<Incoming>) {
             }
         };
         if !connected_once {
-            let _ = tx.send(Incoming::Refused(why)).await;
+            let _ = tx.send(Incoming::Refused { why, answered }).await;
             return;
         }
         let lost = Incoming::Lost {

@@ -87,16 +87,21 @@ pub fn main(args: &AttachArgs, interactive: bool, theme: Option<&str>) -> Result
     }
     let mut client = Client::start(target, viewer)?;
     let first = match client.recv_timeout(FIRST_WAIT) {
-        Some(Incoming::Refused(why)) => {
+        Some(Incoming::Refused { why, answered }) => {
             eprintln!("provetop: cannot watch {}: {}", args.addr, printable(&why));
-            let hint = match args.tls_ca {
-                Some(_) if why.contains("certificate") => {
-                    "the server's certificate must be signed by the authority in --tls-ca"
+            let hint = match (&args.tls_ca, answered) {
+                (_, true) => None,
+                (Some(_), _) if why.contains("certificate") => {
+                    Some("the server's certificate must be signed by the authority in --tls-ca")
                 }
-                Some(_) => "is `provetop serve --tls-cert` listening there?",
-                None => "is `provetop serve` listening there? (one with --tls-cert needs --tls-ca)",
+                (Some(_), _) => Some("is `provetop serve --tls-cert` listening there?"),
+                (None, _) => Some(
+                    "is `provetop serve` listening there? (one with --tls-cert needs --tls-ca)",
+                ),
             };
-            eprintln!("provetop: {hint}");
+            if let Some(h) = hint {
+                eprintln!("provetop: {h}");
+            }
             return Ok(1);
         }
         Some(m) => view::hello(m).map_err(|e| anyhow!("{}: {e}", args.addr))?,
@@ -228,7 +233,7 @@ fn headless(
                     retry_in.as_secs_f64()
                 );
             }
-            Some(Incoming::Refused(why) | Incoming::Reply { text: why, .. }) => {
+            Some(Incoming::Refused { why, .. } | Incoming::Reply { text: why, .. }) => {
                 eprintln!("attach: {addr}: {}", printable(&why))
             }
             None => {}

@@ -203,7 +203,7 @@ impl Attached {
                 }
             }
             // The first attempt's failure ends attach before the dashboard opens.
-            Incoming::Refused(why) => app.report(&why),
+            Incoming::Refused { why, .. } => app.report(&why),
             Incoming::Reply { text, error, .. } => {
                 let text = provetop_telemetry::text::printable(&text).into_owned();
                 match error {
