@@ -1,13 +1,17 @@
-//! Compiles cuzk/v1/proving.proto with protox (pure Rust, no `protoc`) and generates the server
-//! and client code with tonic-build from the resulting descriptor set.
+//! Compiles the .proto files with protox (pure Rust, no `protoc`) and generates the server and
+//! client code with tonic-build from the resulting descriptor set.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let file = "cuzk/v1/proving.proto";
-    println!("cargo:rerun-if-changed={file}");
-    let fds = protox::compile([file], ["."])?;
+    let files = ["cuzk/v1/proving.proto", "provetop/v1/telemetry.proto"];
+    for f in files {
+        println!("cargo:rerun-if-changed={f}");
+    }
+    let fds = protox::compile(files, ["."])?;
     tonic_build::configure()
         .build_client(true)
         .build_server(true)
+        // A frame goes to every viewer: shared bytes, not a copy each.
+        .bytes([".provetop.v1.Frame"])
         .compile_fds(fds)?;
     Ok(())
 }

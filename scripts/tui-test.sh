@@ -15,28 +15,7 @@ cd "$(dirname "$0")/.."
 MEASURE=0
 [[ "${1:-}" == "--measure" ]] && MEASURE=1
 
-if ! command -v tmux >/dev/null; then
-    echo "== installing tmux"
-    if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo); fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${SUDO[@]}" apt-get install -y tmux >/dev/null 2>&1 ||
-        { "${SUDO[@]}" apt-get update >/dev/null && "${SUDO[@]}" apt-get install -y tmux >/dev/null; }
-fi
-
-# scripts/test.sh hands over the binary `cargo test` just built (building again here would
-# rebuild much of the tree with the bin's own feature set).
-if [[ -n "${PROVETOP_BIN:-}" ]]; then
-    BIN=$(realpath "$PROVETOP_BIN")
-else
-    echo "== building provetop"
-    cargo build --bin provetop 2>&1 | grep -v '^warning: provetop@' | tail -1
-    BIN="$PWD/target/debug/provetop"
-fi
-
-TMP=$(mktemp -d)
-SOCK="$TMP/tmux.sock"
-export XDG_STATE_HOME="$TMP/state" XDG_CACHE_HOME="$TMP/cache" XDG_CONFIG_HOME="$TMP/config"
-T() { tmux -S "$SOCK" "$@"; }
+source scripts/tmux-lib.sh
 cleanup() {
     T kill-server 2>/dev/null || true
     # A provetop that was just signalled may still be flushing its log into $TMP.
@@ -185,6 +164,9 @@ restored "SIGTERM" 3
 
 echo "== SIGTERM to a headless run and a bench: status 3 and the unfinished jobs named"
 for cmd in --headless bench; do
+    # Emptied here: the background process's own redirection may come after the first grep,
+    # which would then read the previous run's lines.
+    : >"$TMP/stopped.txt"
     "$BIN" $cmd --backend cpu --log2-constraints 10 --proofs 100000 \
         >/dev/null 2>"$TMP/stopped.txt" &
     pid=$!

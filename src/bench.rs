@@ -12,6 +12,9 @@ use crate::cli::BenchArgs;
 use crate::run::{self, RunOutput, Session};
 
 pub fn main(args: &BenchArgs) -> Result<i32> {
+    if let (Some(server), Some(token)) = (&args.server, &args.token_file) {
+        return crate::bench_control::main(args, server, token);
+    }
     if let Some(server) = &args.server {
         return crate::bench_remote::main(args, server);
     }

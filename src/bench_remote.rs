@@ -32,7 +32,8 @@ struct Answer {
 pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
     let path = args.engine.request.as_ref().ok_or_else(|| {
         UsageError(anyhow!(
-            "--server proves a request file: give --request FILE"
+            "--server proves a request file (--request FILE), or the server's own workload \
+             (--token-file FILE)"
         ))
     })?;
     let request = usage(crate::request_file::read(path))?;

@@ -40,6 +40,13 @@ pub struct ServeSettings {
     pub record: Option<PathBuf>,
     /// `srs_budget = "64GiB"` (as `--srs-budget`).
     pub srs_budget: Option<Budget>,
+    /// `control_token_file = "/etc/provetop/token"` (as `--control-token-file`).
+    pub control_token_file: Option<PathBuf>,
+    /// `history = "10m"` (as `--history`).
+    pub history: Option<std::time::Duration>,
+    /// `tls_cert = "server.pem"`, `tls_key = "server.key"` (as `--tls-cert`, `--tls-key`).
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
 }
 
 impl ServeSettings {
@@ -55,6 +62,13 @@ impl ServeSettings {
             match key.as_str() {
                 "listen" => s.listen = Some(text()?),
                 "record" => s.record = Some(PathBuf::from(text()?)),
+                "control_token_file" => s.control_token_file = Some(PathBuf::from(text()?)),
+                "tls_cert" => s.tls_cert = Some(PathBuf::from(text()?)),
+                "tls_key" => s.tls_key = Some(PathBuf::from(text()?)),
+                "history" => {
+                    let d = crate::cli::parse_duration(&text()?);
+                    s.history = Some(d.map_err(|e| anyhow::anyhow!("[serve] history: {e}"))?);
+                }
                 "drain_timeout" => {
                     let n = value.as_integer().filter(|n| (0..=86_400).contains(n));
                     let n = n.ok_or_else(|| {
@@ -73,8 +87,8 @@ impl ServeSettings {
                     s.srs_budget = Some(b.map_err(|e| anyhow::anyhow!("[serve] srs_budget: {e}"))?);
                 }
                 _ => bail!(
-                    "[serve] has no key `{key}`; it takes listen, drain_timeout, record and \
-                     srs_budget"
+                    "[serve] has no key `{key}`; it takes listen, drain_timeout, record, \
+                     srs_budget, control_token_file, history, tls_cert and tls_key"
                 ),
             }
         }
@@ -175,5 +189,11 @@ mod tests {
             Some(Budget::Bytes(2 << 30))
         );
         assert!(err("srs_budget = \"lots\"").contains("srs_budget"));
+        let s = serve("control_token_file = \"/etc/t\"\nhistory = \"90s\"\ntls_cert = \"c.pem\"")
+            .unwrap();
+        assert_eq!(s.control_token_file, Some(PathBuf::from("/etc/t")));
+        assert_eq!(s.history, Some(std::time::Duration::from_secs(90)));
+        assert_eq!(s.tls_cert, Some(PathBuf::from("c.pem")));
+        assert!(err("history = \"soon\"").contains("[serve] history"));
     }
 }

@@ -24,7 +24,7 @@ use crate::run::{self, Session};
 const BUS_CAPACITY: usize = 1 << 18;
 
 /// Where the dashboard's events come from.
-trait Source {
+pub(crate) trait Source {
     /// Folds everything that arrived since the last frame into the app.
     fn ingest(&mut self, app: &mut App);
     /// Carries out one `Control`; false on quit.
@@ -32,7 +32,10 @@ trait Source {
 }
 
 /// The `[ui]` settings from the config file and `--theme`.
-fn settings(config: Option<&std::path::Path>, theme: Option<&str>) -> Result<UiSettings> {
+pub(crate) fn settings(
+    config: Option<&std::path::Path>,
+    theme: Option<&str>,
+) -> Result<UiSettings> {
     let mut settings = run::usage(config_file::load(config))?.ui;
     if let Some(theme) = theme {
         settings.theme = theme.to_string();
@@ -40,7 +43,7 @@ fn settings(config: Option<&std::path::Path>, theme: Option<&str>) -> Result<UiS
     Ok(settings)
 }
 
-fn options(config: Option<PathBuf>, partitions: u32) -> AppOptions {
+pub(crate) fn options(config: Option<PathBuf>, partitions: u32) -> AppOptions {
     let config_path = config.or_else(config_file::default_path);
     let theme_dir = config_file::default_path().and_then(|p| p.parent().map(|d| d.join("themes")));
     AppOptions {
@@ -130,14 +133,19 @@ pub fn replay(
         replay,
         pane: logging::pane(),
     };
+    show(&mut app, &mut source)?;
+    Ok(0)
+}
+
+/// The dashboard over `source` until quit: takes the terminal and gives it back.
+pub(crate) fn show(app: &mut App, source: &mut dyn Source) -> Result<()> {
     let mut tui = terminal::enter().context("setting up the terminal")?;
-    let result = event_loop(&mut tui, &mut app, &mut source);
+    let result = event_loop(&mut tui, app, source);
     drop(tui);
     if terminal::panicked() {
         anyhow::bail!("a thread panicked; see the message above and the log");
     }
-    result?;
-    Ok(0)
+    result
 }
 
 /// The session's plan: `--proofs` jobs, `--concurrency` of them submitted at once, plus the
@@ -220,7 +228,11 @@ fn event_loop(tui: &mut terminal::Tui, app: &mut App, source: &mut dyn Source) -
 }
 
 /// Warnings and errors from the log, into the log pane at their session time.
-fn pane_lines(app: &mut App, pane: Option<&Receiver<PaneLine>>, at: impl Fn(Instant) -> u64) {
+pub(crate) fn pane_lines(
+    app: &mut App,
+    pane: Option<&Receiver<PaneLine>>,
+    at: impl Fn(Instant) -> u64,
+) {
     if let Some(rx) = pane {
         for l in rx.try_iter() {
             app.state.apply(&Event::Log(LogLine {

@@ -2,7 +2,9 @@
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod alloc;
+mod attach;
 mod bench;
+mod bench_control;
 mod bench_remote;
 mod bounds;
 mod check;
@@ -19,6 +21,7 @@ mod replay;
 mod request_file;
 mod run;
 mod serve;
+mod token;
 mod tune;
 mod verify;
 
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
     let interactive = match &cli.command {
         None => !cli.headless && tty,
         Some(Command::Replay(r)) => replay::interactive(r) && tty,
+        Some(Command::Attach(a)) => attach::interactive(a) && tty,
         Some(_) => false,
     };
     let _guard = logging::init(!interactive);
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         Some(Command::Devices) => devices::main(),
         Some(Command::Check { max_log2 }) => check::main(*max_log2),
         Some(Command::Replay(args)) => replay::main(args, interactive, cli.theme.as_deref()),
+        Some(Command::Attach(args)) => attach::main(args, interactive, cli.theme.as_deref()),
         Some(Command::Export(args)) => export::main(args),
         Some(Command::Tune(args)) => tune::main(args),
         None if interactive => dashboard::main(&cli),

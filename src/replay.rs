@@ -7,7 +7,7 @@ use provetop_telemetry::report::ReportBuilder;
 use provetop_telemetry::text::printable;
 use provetop_telemetry::{Nanos, Stage};
 use serde_json::json;
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 
 use crate::cli::ReplayArgs;
 use crate::run;
@@ -50,7 +50,7 @@ pub fn main(args: &ReplayArgs, interactive: bool, theme: Option<&str>) -> Result
         }
         return crate::dashboard::replay(rec, &args.file, args.config.clone(), theme, args.speed);
     }
-    summary(rec, args)
+    summary(rec, &args.file.display().to_string(), args.json)
 }
 
 /// Everything a summary needs, from one pass over the file.
@@ -62,7 +62,7 @@ pub struct Folded {
     pub read: ReadReport,
 }
 
-pub fn fold(rec: &mut Recording) -> Folded {
+pub fn fold<R: Read + Seek>(rec: &mut Recording<R>) -> Folded {
     let mut report = ReportBuilder::default();
     let mut holes = vec![];
     let mut run = None;
@@ -83,12 +83,13 @@ pub fn fold(rec: &mut Recording) -> Folded {
 /// hostile corpus's expanding files (2.0 GB peak at 512 MiB decoded, scripts/hostile-bench.sh).
 const SUMMARY_HELD_TIMES: u64 = 5;
 
-fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
+/// Prints the summary of `rec` (`file` names it), as text or with `json` one object.
+pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) -> Result<i32> {
     rec.set_held_times(SUMMARY_HELD_TIMES);
     let f = fold(&mut rec);
     let notes = f.read.notes();
     for n in &notes {
-        eprintln!("provetop: {}: {}", args.file.display(), printable(n));
+        eprintln!("provetop: {file}: {}", printable(n));
     }
     let (from, to) = f.window;
     let wall = to.saturating_sub(from) as f64 / 1e9;
@@ -112,11 +113,11 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
         .collect();
     let stdout = std::io::stdout();
     let mut w = stdout.lock();
-    if args.json {
+    if json {
         let v = json!({
             "version": 1,
             "recording": {
-                "file": args.file.display().to_string(),
+                "file": file,
                 "bytes": rec.len(),
                 "format": header.version,
                 "writer": header.writer,
@@ -153,7 +154,7 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
     let mut lines: Vec<String> = vec![];
     lines.push(format!(
         "recording {} · {} bytes · format {} ({}) · {} on {} · devices {}",
-        args.file.display(),
+        file,
         rec.len(),
         header.version,
         header.writer,

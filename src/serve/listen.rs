@@ -27,16 +27,55 @@ pub fn parse(s: &str) -> Result<Listen> {
         .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-/// A warning for an address other hosts can reach: the interface is plaintext, with no
-/// authentication, like cuzk's. None on loopback and for unix sockets.
-pub fn exposure_warning(l: &Listen) -> Option<String> {
+/// A warning for an address other hosts can reach: the proving interface has no
+/// authentication, like cuzk's, and without TLS everything (the telemetry too) is plaintext.
+/// None on loopback and for unix sockets.
+pub fn exposure_warning(l: &Listen, tls: bool) -> Option<String> {
+    let how = match tls {
+        true => "TLS encrypts the connection, but cuzk's proving interface has no authentication",
+        false => "gRPC here is plaintext with no authentication",
+    };
     match l {
         Listen::Tcp(a) if !a.ip().is_loopback() => Some(format!(
-            "listening on {a}, which other hosts can reach: gRPC here is plaintext with no \
-             authentication, so anyone who reaches it can submit and cancel proofs"
+            "listening on {a}, which other hosts can reach: {how}, so anyone who reaches it can \
+             submit and cancel proofs"
         )),
         _ => None,
     }
+}
+
+/// The TLS identity of `--tls-cert` and `--tls-key` (PEM files), both or neither.
+pub fn tls(
+    cert: Option<&std::path::Path>,
+    key: Option<&std::path::Path>,
+) -> Result<Option<tonic::transport::ServerTlsConfig>> {
+    let (cert, key) = match (cert, key) {
+        (None, None) => return Ok(None),
+        (Some(c), Some(k)) => (c, k),
+        _ => bail!("--tls-cert and --tls-key go together: give both"),
+    };
+    let read = |p: &std::path::Path, flag: &str| -> Result<Vec<u8>> {
+        let b = std::fs::read(p).with_context(|| format!("{flag} {}", p.display()))?;
+        if !b.windows(11).any(|w| w == b"-----BEGIN ") {
+            bail!("{flag} {}: not a PEM file", p.display());
+        }
+        Ok(b)
+    };
+    let identity =
+        tonic::transport::Identity::from_pem(read(cert, "--tls-cert")?, read(key, "--tls-key")?);
+    let config = tonic::transport::ServerTlsConfig::new().identity(identity);
+    // A certificate and key that do not go together are found now, not at the first client.
+    tonic::transport::Server::builder()
+        .tls_config(config.clone())
+        .map_err(|e| {
+            let why = crate::attach::client::chain(e.to_string(), std::error::Error::source(&e));
+            anyhow::anyhow!(
+                "--tls-cert {} with --tls-key {}: {why}",
+                cert.display(),
+                key.display()
+            )
+        })?;
+    Ok(Some(config))
 }
 
 /// Binds a unix socket readable and writable by its owner only. A stale socket left by an
@@ -72,8 +111,10 @@ mod tests {
         );
         assert!(parse("unix://rel.sock").is_err());
         assert!(parse("nonsense").is_err());
-        assert!(exposure_warning(&parse("0.0.0.0:9820").unwrap()).is_some());
-        assert!(exposure_warning(&parse("9820").unwrap()).is_none());
+        assert!(exposure_warning(&parse("0.0.0.0:9820").unwrap(), false).is_some());
+        assert!(exposure_warning(&parse("0.0.0.0:9820").unwrap(), true)
+            .is_some_and(|w| w.contains("TLS")));
+        assert!(exposure_warning(&parse("9820").unwrap(), false).is_none());
     }
 
     #[tokio::test]

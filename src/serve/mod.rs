@@ -1,18 +1,22 @@
 //! `provetop serve`: the engine behind cuzk's gRPC interface (`cuzk.v1.ProvingEngine`), so a
 //! Curio rig hands it its proofs unchanged. `request` checks a request and builds its circuit,
 //! `jobs` keeps every request from acceptance to its answer and feeds the engine's pipeline,
-//! `params` holds the parameter sets, `service` answers the RPCs, `listen` binds the address.
-//! SIGTERM or SIGINT stops taking requests and waits up to `--drain-timeout` for open ones.
+//! `params` holds the parameter sets, `service` answers the RPCs, `listen` binds the address
+//! (with TLS when asked), and `viewers` offers the telemetry to `provetop attach` on the same
+//! listener. SIGTERM or SIGINT stops taking requests and waits up to `--drain-timeout` for open
+//! ones.
 
 mod jobs;
 mod listen;
 mod params;
 mod request;
 mod service;
+pub mod viewers;
 
 use anyhow::{Context, Result};
 use provetop_proto::cuzk::v1::proving_engine_server::ProvingEngineServer;
-use std::sync::atomic::{AtomicBool, Ordering};
+use provetop_proto::provetop::v1::telemetry_server::TelemetryServer;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +34,8 @@ pub(crate) const MAX_MESSAGE: usize = request::MAX_VANILLA_BYTES + (1 << 20);
 const DEFAULT_LISTEN: &str = "127.0.0.1:9820";
 /// Seconds of drain when neither `--drain-timeout` nor the config file says.
 const DEFAULT_DRAIN_S: u64 = 60;
+/// The telemetry a viewer is sent on attaching, when neither `--history` nor the file says.
+const DEFAULT_HISTORY: Duration = Duration::from_secs(600);
 
 pub fn main(args: &ServeArgs) -> Result<i32> {
     // Flags first, then the config file's [serve], then the defaults.
@@ -43,10 +49,52 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         .drain_timeout
         .or(file.drain_timeout)
         .unwrap_or(DEFAULT_DRAIN_S);
+    // The viewers' token and the TLS identity, checked before the engine starts.
+    let token = match args
+        .control_token_file
+        .as_ref()
+        .or(file.control_token_file.as_ref())
+    {
+        Some(p) => Some(crate::token::Token::of(&run::usage(crate::token::read(
+            p,
+            "control_token_file",
+        ))?)),
+        None => None,
+    };
+    let tls = run::usage(listen::tls(
+        args.tls_cert.as_deref().or(file.tls_cert.as_deref()),
+        args.tls_key.as_deref().or(file.tls_key.as_deref()),
+    ))?;
+    let history = args.history.or(file.history).unwrap_or(DEFAULT_HISTORY);
     let mut engine_args = args.engine.clone();
     engine_args.record = engine_args.record.or(file.record);
     let session = run::start(&engine_args)?;
     let engine = session.engine.clone();
+    let hub = match engine.bus().is_enabled() {
+        true => Some(viewers::hub::Hub::start(
+            engine.bus(),
+            engine.clock(),
+            history,
+        )?),
+        false => None,
+    };
+    let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+    let viewers = viewers::Viewers {
+        hub: hub.clone(),
+        engine: engine.clone(),
+        token,
+        spec: provetop_engine::pipeline::JobSpec {
+            workload: session.plan.workload.clone(),
+            partitions: session.plan.partitions,
+            seed: session.plan.seed,
+            priority: provetop_engine::pipeline::Priority::Normal,
+        },
+        session: run::session_info(&engine, &session.plan),
+        session_id: viewers::session_id(),
+        history,
+        stopping,
+        watching: Arc::new(AtomicUsize::new(0)),
+    };
     let concurrency = match args.engine.concurrency {
         Concurrency::Jobs(n) => Some(n),
         Concurrency::Auto => None,
@@ -96,7 +144,16 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         .build()
         .context("starting the RPC runtime")?;
     let drain = Duration::from_secs(drain_s);
-    let served = runtime.block_on(serve(listen, service, jobs.clone(), drain));
+    let served = runtime.block_on(serve(
+        Listener { listen, tls },
+        (service, viewers),
+        jobs.clone(),
+        drain,
+        stopping_tx,
+    ));
+    if let Some(h) = &hub {
+        h.stop();
+    }
     let dropped = *served.as_ref().unwrap_or(&0);
     stop_outcomes.store(true, Ordering::SeqCst);
     // Work the drain gave up on is not waited for: a partition on the CPU takes minutes. The
@@ -120,13 +177,21 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
     })
 }
 
-/// Serves until SIGTERM or SIGINT, then drains: no new requests, open ones get up to `drain`.
-/// Returns how many were still open then (each answered FAILED with the reason).
-async fn serve(
+/// Where and how the server listens.
+struct Listener {
     listen: listen::Listen,
-    service: service::Service,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+}
+
+/// Serves until SIGTERM or SIGINT, then drains: no new requests, open ones get up to `drain`.
+/// Returns how many were still open then (each answered FAILED with the reason). The viewers'
+/// streams end with the drain (`stopping`).
+async fn serve(
+    listener: Listener,
+    (service, viewers): (service::Service, viewers::Viewers),
     jobs: Arc<jobs::Jobs>,
     drain: Duration,
+    stopping: tokio::sync::watch::Sender<bool>,
 ) -> Result<usize> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
@@ -138,8 +203,21 @@ async fn serve(
     let shutdown = async {
         let _ = done_rx.await;
     };
-    let router = tonic::transport::Server::builder().add_service(svc);
-    if let Some(w) = listen::exposure_warning(&listen) {
+    let Listener { listen, tls } = listener;
+    let mut builder = tonic::transport::Server::builder();
+    let transport = match tls {
+        Some(t) => {
+            builder = builder
+                .tls_config(t)
+                .map_err(|e| run::UsageError(anyhow::anyhow!("--tls-cert/--tls-key: {e}")))?;
+            "TLS"
+        }
+        None => "plaintext",
+    };
+    let router = builder
+        .add_service(svc)
+        .add_service(TelemetryServer::new(viewers));
+    if let Some(w) = listen::exposure_warning(&listen, transport == "TLS") {
         tracing::warn!("serve: {w}");
         eprintln!("serve: warning: {w}");
     }
@@ -150,7 +228,7 @@ async fn serve(
                 .with_context(|| format!("--listen {addr}: cannot listen"))
                 .map_err(run::UsageError)?;
             let local = l.local_addr()?;
-            eprintln!("serve: listening on {local} (gRPC, plaintext)");
+            eprintln!("serve: listening on {local} (gRPC, {transport})");
             tracing::info!("serve: listening on {local}");
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(l);
             tokio::spawn(router.serve_with_incoming_shutdown(incoming, shutdown))
@@ -158,7 +236,7 @@ async fn serve(
         listen::Listen::Unix(path) => {
             let l = listen::bind_unix(path).map_err(run::UsageError)?;
             eprintln!(
-                "serve: listening on unix://{} (gRPC, plaintext)",
+                "serve: listening on unix://{} (gRPC, {transport})",
                 path.display()
             );
             tracing::info!("serve: listening on unix://{}", path.display());
@@ -191,7 +269,9 @@ async fn serve(
         "the server stopped before this proof was done (--drain-timeout {} s ran out)",
         drain.as_secs()
     ));
-    // The answers just made reach their callers before the connections close.
+    // The answers just made reach their callers before the connections close; the viewers'
+    // streams end.
+    stopping.send_replace(true);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let _ = done_tx.send(());
     match tokio::time::timeout(Duration::from_secs(5), server).await {

@@ -119,13 +119,18 @@ impl Replay {
     }
 }
 
-/// One record into the state; every so often the history is trimmed as a live session's is.
-fn fold(app: &mut App, r: &Record, n: &mut usize) {
+/// One record into the state, as a replay folds it: events applied, holes counted and drawn.
+pub fn apply(state: &mut State, r: &Record) {
     match r {
-        Record::Event(e) => app.state.apply(e),
-        Record::Hole(h) => app.state.hole(h),
+        Record::Event(e) => state.apply(e),
+        Record::Hole(h) => state.hole(h),
         Record::Run { .. } => {}
     }
+}
+
+/// One record into the state; every so often the history is trimmed as a live session's is.
+fn fold(app: &mut App, r: &Record, n: &mut usize) {
+    apply(&mut app.state, r);
     *n += 1;
     if *n % EVICT_EVERY == 0 {
         let t = match r {

@@ -258,6 +258,31 @@ pub fn parse_trailer(b: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(b[8..16].try_into().ok()?))
 }
 
+/// The end frame (counts and index) and the trailer that points at it, for a file whose end
+/// frame starts at byte `at`: what a recorder and a relay write last.
+pub fn encode_end(
+    at: u64,
+    t_end: Nanos,
+    records: u64,
+    dropped: super::Hole,
+    index: Vec<IndexEntry>,
+    zstd: Option<&mut zstd::bulk::Compressor<'static>>,
+) -> Vec<u8> {
+    let end = EndPayload {
+        t_end,
+        records,
+        dropped: super::Hole {
+            from: 0,
+            to: t_end,
+            ..dropped
+        },
+        index: (index.len() <= MAX_INDEX).then_some(index),
+    };
+    let mut out = encode_frame(KIND_END, &end.encode(), 1, (t_end, t_end), zstd);
+    out.extend_from_slice(&encode_trailer(at));
+    out
+}
+
 /// What the end frame says: the recorder's counts and where every events frame is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EndPayload {

@@ -31,6 +31,7 @@ mod frame;
 pub mod hostile;
 mod player;
 mod reader;
+pub mod stream;
 mod writer;
 
 pub use frame::{Header, VERSION};

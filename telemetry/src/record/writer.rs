@@ -17,11 +17,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::codec::BlockEncoder;
-use super::frame::{
-    encode_file_header, encode_frame, encode_trailer, EndPayload, Header, IndexEntry, KIND_END,
-    KIND_EVENTS, MAX_INDEX,
-};
+use super::frame::{encode_end, encode_file_header, Header, IndexEntry};
+use super::stream::FrameEncoder;
 use super::{Hole, Record};
 use crate::{Bus, Event, Nanos, SessionInfo, Subscription};
 
@@ -273,10 +270,9 @@ fn write_loop(
     }
 }
 
-/// Records into frames: the block being built, the compressor, offsets and the index.
+/// Records into frames: the frame being built, offsets and the index.
 struct Framer {
-    block: BlockEncoder,
-    zstd: Option<zstd::bulk::Compressor<'static>>,
+    enc: FrameEncoder,
     offset: u64,
     index: Vec<IndexEntry>,
     records: u64,
@@ -288,8 +284,7 @@ impl Framer {
     fn new(header: &Header, level: i32) -> (Framer, Vec<u8>) {
         let bytes = encode_file_header(header);
         let f = Framer {
-            block: BlockEncoder::default(),
-            zstd: zstd::bulk::Compressor::new(level).ok(),
+            enc: FrameEncoder::new(level),
             offset: bytes.len() as u64,
             index: vec![],
             records: 0,
@@ -300,61 +295,39 @@ impl Framer {
 
     fn push(&mut self, r: &Record) {
         self.last_t = self.last_t.max(r.time());
-        self.block.push(r);
+        self.enc.push(r);
     }
 
     fn full(&self, opts: &RecorderOptions) -> bool {
-        self.block.count >= opts.block_records || self.block.buf.len() >= opts.block_bytes
+        self.enc.count() >= opts.block_records || self.enc.raw_bytes() >= opts.block_bytes
     }
 
     /// The block as a frame, if it holds anything.
     fn frame(&mut self) -> Option<Vec<u8>> {
-        if self.block.is_empty() {
-            return None;
-        }
-        let b = &self.block;
-        let frame = encode_frame(
-            KIND_EVENTS,
-            &b.buf,
-            b.count,
-            (b.t_first, b.t_last),
-            self.zstd.as_mut(),
-        );
+        let f = self.enc.frame()?;
         self.index.push(IndexEntry {
             offset: self.offset,
-            len: frame.len() as u64,
-            t_first: b.t_first,
-            t_last: b.t_last,
-            count: b.count,
+            len: f.bytes.len() as u64,
+            t_first: f.kinds.from,
+            t_last: f.kinds.to,
+            count: f.count,
         });
-        self.records += u64::from(b.count);
-        self.offset += frame.len() as u64;
-        self.block.clear();
-        Some(frame)
+        self.records += u64::from(f.count);
+        self.offset += f.bytes.len() as u64;
+        Some(f.bytes)
     }
 
     /// The end frame (counts and index) and the trailer that points at it.
     fn end(&mut self, dropped: Hole) -> Vec<u8> {
         let index = std::mem::take(&mut self.index);
-        let end = EndPayload {
-            t_end: self.last_t,
-            records: self.records,
-            dropped: Hole {
-                from: 0,
-                to: self.last_t,
-                ..dropped
-            },
-            index: (index.len() <= MAX_INDEX).then_some(index),
-        };
-        let at = self.offset;
-        let mut out = encode_frame(
-            KIND_END,
-            &end.encode(),
-            1,
-            (self.last_t, self.last_t),
-            self.zstd.as_mut(),
+        let out = encode_end(
+            self.offset,
+            self.last_t,
+            self.records,
+            dropped,
+            index,
+            self.enc.zstd(),
         );
-        out.extend_from_slice(&encode_trailer(at));
         self.offset += out.len() as u64;
         out
     }
@@ -544,7 +517,7 @@ impl Encoder {
                 self.framer.push(&Record::Hole(h));
             }
         }
-        let count = u64::from(self.framer.block.count);
+        let count = u64::from(self.framer.enc.count());
         if let Some(f) = self.framer.frame() {
             self.shared.records.fetch_add(count, Ordering::Relaxed);
             self.send(f);

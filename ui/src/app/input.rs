@@ -45,10 +45,11 @@ pub(crate) fn key(app: &mut App, k: &KeyEvent) -> Vec<Control> {
     act(app, action)
 }
 
-/// Quits, but with jobs in flight on a live engine asks first: they would be dropped.
+/// Quits, but with jobs in flight on a live engine asks first: they would be dropped (a
+/// server's jobs go on when its viewer leaves).
 fn quit(app: &mut App) -> Vec<Control> {
     let open = app.state.pipeline.open_jobs().count();
-    if open == 0 || app.ui.replay.is_some() {
+    if open == 0 || app.ui.replay.is_some() || app.ui.remote.is_some() {
         return vec![Control::Quit];
     }
     let key = app.ui.settings.keymap.key(Action::Quit);

@@ -168,6 +168,36 @@ pub struct ReplayStatus {
     pub end: Nanos,
 }
 
+/// A running server watched over the network (`provetop attach`), as its source reports it each
+/// frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemoteStatus {
+    /// The server's address, as it was given.
+    pub addr: String,
+    /// Whether the stream is up, and if not why.
+    pub link: Link,
+    /// Whether the server takes this viewer's changes (it holds the control token).
+    pub control: bool,
+}
+
+/// The state of a watched server's stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Link {
+    /// Receiving the server's history; live once it is through.
+    CatchingUp,
+    /// Live.
+    Live,
+    /// The stream was lost: why, how long ago, and when the next attempt is (seconds).
+    Lost {
+        /// The error, in words.
+        why: String,
+        /// Seconds since the stream was lost.
+        for_s: u64,
+        /// Seconds to the next attempt to reconnect.
+        retry_in_s: u64,
+    },
+}
+
 /// A recording in progress, as the live source reports it each frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordingStatus {
@@ -222,6 +252,8 @@ pub struct Ui {
     pub replay: Option<ReplayStatus>,
     /// Set while the live session is being recorded.
     pub recording: Option<RecordingStatus>,
+    /// Set when the session is a server's, watched over the network.
+    pub remote: Option<RemoteStatus>,
     /// Until when a second quit key quits although jobs are in flight.
     pub confirm_quit: Option<Nanos>,
     /// The session time under the mouse on the lanes (the last click or hover): the cell
@@ -253,6 +285,7 @@ impl Ui {
             size: (0, 0),
             replay: None,
             recording: None,
+            remote: None,
             confirm_quit: None,
             cell: None,
         }

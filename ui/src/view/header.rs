@@ -8,7 +8,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{fmt, Regions};
-use crate::app::{Pane, PromptKind, Ui, View, VIEWS};
+use crate::app::{Link, Pane, PromptKind, RemoteStatus, Ui, View, VIEWS};
 use crate::keys::Action;
 use crate::state::State;
 use crate::theme::Theme;
@@ -115,16 +115,25 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
     }
     let lost = state.not_recorded.total();
     if lost > 0 {
+        // Over the network, what is missing was dropped on the way to this viewer.
+        let what = if ui.remote.is_some() {
+            "not received"
+        } else {
+            "not recorded"
+        };
         segments.insert(
             2,
             (
                 0,
                 vec![Span::styled(
-                    format!("⚠ {} not recorded", fmt::count(lost as f64)),
+                    format!("⚠ {} {what}", fmt::count(lost as f64)),
                     Style::default().fg(theme.warn),
                 )],
             ),
         );
+    }
+    if let Some(r) = &ui.remote {
+        segments.insert(2, (0, vec![remote(r, theme)]));
     }
     if state.dropped > 0 {
         segments.insert(
@@ -166,6 +175,26 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
         spans.push(Span::styled(host, theme.dim()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+/// The watched server: its address and whether this viewer may change it, or that it is lost.
+fn remote<'a>(r: &RemoteStatus, theme: &Theme) -> Span<'a> {
+    let access = if r.control { "control" } else { "read-only" };
+    match &r.link {
+        Link::Live => Span::styled(format!("⇄ {} · {access}", r.addr), theme.dim()),
+        Link::CatchingUp => Span::styled(
+            format!("⇣ {} · catching up", r.addr),
+            Style::default().fg(theme.accent),
+        ),
+        Link::Lost {
+            for_s, retry_in_s, ..
+        } => Span::styled(
+            format!("⚠ server lost {for_s} s ago · retrying in {retry_in_s} s"),
+            Style::default()
+                .fg(theme.error)
+                .add_modifier(Modifier::BOLD),
+        ),
+    }
 }
 
 /// `1`, `0.25`, `64`.

@@ -1,10 +1,14 @@
 //! Command-line arguments. Engine flags are shared by every command that runs the engine;
 //! each `EngineConfig` field has a flag of the same name (with dashes).
 
+mod network;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use provetop_engine::pipeline::Scheduled;
-use provetop_telemetry::config::Budget;
 use std::path::PathBuf;
+
+pub use network::{AttachArgs, ServeArgs};
+use network::{ATTACH_HELP, SERVE_AFTER_HELP};
 
 const AFTER_HELP: &str = "\
 Files:
@@ -70,6 +74,10 @@ pub enum Command {
     /// file with play/pause, speed and seek, or a summary with --summary.
     #[command(after_help = REPLAY_HELP)]
     Replay(ReplayArgs),
+    /// The dashboard over a running `provetop serve`, local or remote: its last minutes of
+    /// history, then live; read-only unless the server takes this viewer's control token.
+    #[command(after_help = ATTACH_HELP)]
+    Attach(AttachArgs),
     /// Exports a recording for other tools: --perfetto writes Perfetto's protobuf trace
     /// (OUT.pftrace) or Chrome Trace Event JSON (any other name).
     Export(ExportArgs),
@@ -123,17 +131,27 @@ impl std::str::FromStr for TuneBudget {
                 _ => Err(bad()),
             };
         }
-        let (n, unit) = [("s", 1.0), ("m", 60.0), ("h", 3600.0)]
-            .iter()
-            .find_map(|(suf, m)| t.strip_suffix(suf).map(|n| (n, *m)))
-            .ok_or_else(bad)?;
-        match n.trim().parse::<f64>() {
-            Ok(x) if x.is_finite() && x > 0.0 && x * unit <= 7.0 * 86400.0 => Ok(TuneBudget::Time(
-                std::time::Duration::from_secs_f64(x * unit),
-            )),
+        match seconds(t) {
+            Some(x) if x > 0.0 => Ok(TuneBudget::Time(std::time::Duration::from_secs_f64(x))),
             _ => Err(bad()),
         }
     }
+}
+
+/// Seconds of `90s`, `5m`, `1.5h` (0 to a week); `None` for anything else.
+fn seconds(t: &str) -> Option<f64> {
+    let (n, unit) = [("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .iter()
+        .find_map(|(suf, m)| t.trim().strip_suffix(suf).map(|n| (n, *m)))?;
+    let x = n.trim().parse::<f64>().ok()? * unit;
+    (x.is_finite() && (0.0..=7.0 * 86400.0).contains(&x)).then_some(x)
+}
+
+/// A time such as `90s`, `10m` or `1.5h` (0 to a week).
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    seconds(s)
+        .map(std::time::Duration::from_secs_f64)
+        .ok_or_else(|| format!("expected a time such as 90s, 10m or 1h, got `{s}`"))
 }
 
 impl std::fmt::Display for TuneBudget {
@@ -248,42 +266,22 @@ pub struct BenchArgs {
 
     /// With --request: send it --proofs times to a running `provetop serve` (or cuzk) at
     /// HOST:PORT instead of proving here, --concurrency requests outstanding [auto: 16], and
-    /// check every answer with verify_seal: proofs per hour through the API.
-    #[arg(long, value_name = "HOST:PORT", requires = "request")]
+    /// check every answer with verify_seal: proofs per hour through the API. With --token-file
+    /// instead: --proofs jobs of the server's own workload, submitted through its telemetry
+    /// service's Control, --concurrency in flight [auto: 2], counted from the server's own
+    /// events (proofs per hour on its clock, its peak memory).
+    #[arg(long, value_name = "HOST:PORT")]
     pub server: Option<String>,
-}
 
-const SERVE_AFTER_HELP: &str = "\
-Exit codes: 0 stopped (SIGTERM or SIGINT) with every request answered, 1 a proof failed,
-  2 bad usage, 3 requests left unfinished when --drain-timeout ran out (or a second signal).";
-
-#[derive(Args, Debug)]
-pub struct ServeArgs {
-    #[command(flatten)]
-    pub engine: EngineArgs,
-
-    /// Where to listen: HOST:PORT, a bare PORT (loopback) or unix:///PATH (owner-only socket).
-    /// Other than loopback, anyone who reaches it can submit proofs: a warning says so.
-    /// [default: the config file's [serve] listen, else 127.0.0.1:9820]
-    #[arg(long, value_name = "ADDR")]
-    pub listen: Option<String>,
-
-    /// Seconds that open requests get to finish after SIGTERM before the server exits.
-    /// [default: the config file's [serve] drain_timeout, else 60]
-    #[arg(long, value_name = "SECONDS")]
-    pub drain_timeout: Option<u64>,
-
-    /// Host memory for parameter sets kept hot (loaded, a proof starts at once): `auto` (half the
-    /// memory available at start), or a size such as 64GiB. A set that does not fit moves the
-    /// least recently used sets no proof is using to warm (their files mapped) and is refused
-    /// when the sets in use leave no room. [default: the config file's [serve] srs_budget, else
-    /// auto]
-    #[arg(long, value_name = "SIZE", value_parser = parse_srs_budget)]
-    pub srs_budget: Option<Budget>,
-}
-
-fn parse_srs_budget(s: &str) -> Result<Budget, String> {
-    provetop_telemetry::config::parse_budget(s)
+    /// With --server: the server's control token (its control_token_file), for jobs of its own
+    /// workload.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "server",
+        conflicts_with = "request"
+    )]
+    pub token_file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

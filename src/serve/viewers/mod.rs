@@ -1,0 +1,525 @@
+//! `provetop.v1.Telemetry` on serve's listener: the session's telemetry for `provetop attach`, and
+//! the changes a viewer holding the control token makes. `hub` frames the events and keeps the
+//! history; `Watch` streams the frames to each viewer from a cursor of its own (a viewer that
+//! falls `MAX_LAG` behind skips ahead, and what it skipped reaches it as a hole record, counted);
+//! `Control` checks the token and hands the change to the engine as made by `attach:<name>`.
+
+pub mod hub;
+
+use provetop_engine::pipeline::{EngineHandle, JobSpec};
+use provetop_proto::provetop::v1::control_request::Action;
+use provetop_proto::provetop::v1::telemetry_server::Telemetry;
+use provetop_proto::provetop::v1::watch_message::Body;
+use provetop_proto::provetop::v1::*;
+use provetop_telemetry::record::stream::{header_bytes, FrameEncoder};
+use provetop_telemetry::record::{Header, Hole, Record};
+use provetop_telemetry::{Event, LogLine, SessionInfo};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tonic::{Request, Response, Status};
+
+use crate::token::Token;
+use hub::Hub;
+
+/// A viewer whose next frame is older than this skips to the newer ones.
+const MAX_LAG: Duration = Duration::from_secs(5);
+/// Messages a viewer's stream holds in flight besides what its connection buffers.
+const IN_FLIGHT: usize = 4;
+/// Frames taken from the history at a time.
+const BATCH: usize = 16;
+/// Viewers at once; more are refused.
+const MAX_VIEWERS: usize = 64;
+/// Changes in one Reconfigure, and bytes of a key, value or mark.
+const MAX_CHANGES: usize = 64;
+const MAX_TEXT: usize = 256;
+
+/// The telemetry service's state.
+pub struct Viewers {
+    /// The frames; `None` with `--telemetry off`.
+    pub hub: Option<Arc<Hub>>,
+    pub engine: EngineHandle,
+    /// The control token's digest; `None`: no viewer may change anything.
+    pub token: Option<Token>,
+    /// A job of the server's own workload, for Submit.
+    pub spec: JobSpec,
+    /// The session as it started (machine, workload, start time).
+    pub session: SessionInfo,
+    /// Names this run of the server.
+    pub session_id: String,
+    /// The history a new viewer is sent.
+    pub history: Duration,
+    /// Turns true when the server stops: every stream ends.
+    pub stopping: watch::Receiver<bool>,
+    pub watching: Arc<AtomicUsize>,
+}
+
+/// A session id from the time and the process: a restarted server has another.
+pub fn session_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{:x}-{:x}", nanos, std::process::id())
+}
+
+/// A viewer's name as the log will show it: 1 to 64 of letters, digits and `._@+-`.
+fn viewer_name(name: &str) -> Result<&str, String> {
+    let ok = (1..=64).contains(&name.chars().count())
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._@+-".contains(c));
+    if ok {
+        Ok(name)
+    } else {
+        Err(format!(
+            "a viewer's name is 1 to 64 letters, digits or ._@+-, not {:?}",
+            name.chars().take(80).collect::<String>()
+        ))
+    }
+}
+
+fn message(body: Body) -> WatchMessage {
+    WatchMessage { body: Some(body) }
+}
+
+/// A frame made for one viewer: the hole of what it missed.
+fn hole_frame(h: Hole) -> WatchMessage {
+    let mut enc = FrameEncoder::new(3);
+    enc.push(&Record::Hole(h));
+    let data = enc.frame().map(|f| f.bytes).unwrap_or_default();
+    message(Body::Frame(Frame {
+        data: data.into(),
+        seq: 0,
+    }))
+}
+
+/// Whether `token` lets viewer `by` change the engine of a server holding `server`'s token, and
+/// why (or why not), in words.
+fn access(server: Option<&Token>, token: &[u8], by: &str) -> (bool, String) {
+    let (ok, note) = match (server, token.is_empty()) {
+        (None, true) => (
+            false,
+            "read-only: this server takes no changes from viewers (it was started without \
+                 control_token_file)",
+        ),
+        (None, false) => (
+            false,
+            "the token is not used: this server takes no changes from viewers (it was \
+                 started without control_token_file)",
+        ),
+        (Some(_), true) => (
+            false,
+            "read-only: changes need the server's control token (attach --token-file FILE)",
+        ),
+        (Some(t), false) if t.matches(token) => (true, ""),
+        (Some(_), false) => (
+            false,
+            "the token was refused: it is not this server's control token",
+        ),
+    };
+    match ok {
+        true => (true, format!("control: changes are logged as made by {by}")),
+        false => (false, note.to_string()),
+    }
+}
+
+impl Viewers {
+    /// The file header a viewer starts from: the session with the configuration in force now,
+    /// from the oldest time the history holds.
+    fn header(&self, hub: &Hub) -> Vec<u8> {
+        let mut session = self.session.clone();
+        session.devices = self.engine.devices();
+        session.config = self.engine.config();
+        header_bytes(&Header {
+            session,
+            t0: hub.first_time(),
+            writer: format!("provetop {}", env!("CARGO_PKG_VERSION")),
+            version: provetop_telemetry::record::VERSION,
+        })
+    }
+
+    /// A line every viewer sees in its log pane, and the server's log.
+    fn log(&self, message: String) {
+        tracing::info!("{message}");
+        self.engine.bus().publish(Event::Log(LogLine {
+            t: self.engine.clock().now(),
+            level: "INFO".into(),
+            message,
+        }));
+    }
+}
+
+/// Counts a viewer while its stream lives.
+struct Watching(Arc<AtomicUsize>);
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+type Tx = mpsc::Sender<Result<WatchMessage, Status>>;
+
+/// Returns once the server stops.
+async fn stopped(stopping: &mut watch::Receiver<bool>) {
+    // The borrow `wait_for` returns is not `Send`: dropped here, before any other await.
+    let _ = stopping.wait_for(|s| *s).await.map(|_| ());
+}
+
+/// Sends `m`, unless the viewer left or the server stops first; false then.
+async fn send(tx: &Tx, m: WatchMessage, stopping: &mut watch::Receiver<bool>) -> bool {
+    tokio::select! {
+        r = tx.send(Ok(m)) => r.is_ok(),
+        _ = stopped(stopping) => false,
+    }
+}
+
+/// One viewer's stream: the hello, the frames after `cursor` the history holds (caught up once
+/// they are sent), then each new frame, until the viewer leaves or the server stops.
+async fn stream(
+    tx: Tx,
+    hello: Hello,
+    hub: Arc<Hub>,
+    mut cursor: u64,
+    mut stopping: watch::Receiver<bool>,
+    _watching: Watching,
+    max_lag: Duration,
+) {
+    let mut head = hub.head();
+    let backlog_end = hub.newest();
+    if !send(&tx, message(Body::Hello(hello)), &mut stopping).await {
+        return;
+    }
+    // What the viewer had: the counts through its last frame, and that frame's end.
+    let (mut through, mut t_last) = match hub.after(cursor, 1).first() {
+        Some(f) if cursor > 0 => {
+            let before = Hole {
+                samples: f.through.samples.saturating_sub(f.kinds.samples),
+                spans: f.through.spans.saturating_sub(f.kinds.spans),
+                other: f.through.other.saturating_sub(f.kinds.other),
+                ..Hole::default()
+            };
+            (before, f.kinds.from)
+        }
+        _ => (Hole::default(), 0),
+    };
+    let mut caught_up = false;
+    // What the viewer skipped and has not been told yet.
+    let mut skipped: Option<Hole> = None;
+    loop {
+        if !caught_up && cursor >= backlog_end {
+            caught_up = true;
+            if !send(&tx, message(Body::CaughtUp(CaughtUp {})), &mut stopping).await {
+                return;
+            }
+        }
+        let frames = hub.after(cursor, BATCH);
+        let Some(first) = frames.first() else {
+            if let Some(h) = skipped.take() {
+                if !send(&tx, hole_frame(h), &mut stopping).await {
+                    return;
+                }
+            }
+            tokio::select! {
+                r = head.changed() => if r.is_err() { return },
+                _ = stopped(&mut stopping) => {
+                    let _ = tx.send(Err(Status::unavailable("the server is stopping"))).await;
+                    return;
+                }
+                _ = tx.closed() => return,
+            }
+            continue;
+        };
+        // Frames that left the history before the viewer read them.
+        if cursor > 0 && first.seq > cursor + 1 {
+            add(&mut skipped, hub::missed(&through, t_last, first));
+        }
+        for f in &frames {
+            (cursor, through, t_last) = (f.seq, f.through, f.kinds.to);
+            // Far behind the newest frames (not the history sent on connecting): skipped.
+            if f.seq > backlog_end && f.made.elapsed() > max_lag {
+                add(&mut skipped, f.kinds);
+                continue;
+            }
+            if let Some(h) = skipped.take() {
+                if !send(&tx, hole_frame(h), &mut stopping).await {
+                    return;
+                }
+            }
+            let m = message(Body::Frame(Frame {
+                data: f.data.clone(),
+                seq: f.seq,
+            }));
+            if !send(&tx, m, &mut stopping).await {
+                return;
+            }
+        }
+    }
+}
+
+/// Adds `h` to the hole `into` (its times widened, its counts added).
+fn add(into: &mut Option<Hole>, h: Hole) {
+    match into {
+        None => *into = Some(h),
+        Some(x) => {
+            x.from = x.from.min(h.from);
+            x.to = x.to.max(h.to);
+            x.add_counts(&h);
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Telemetry for Viewers {
+    type WatchStream = tokio_stream::wrappers::ReceiverStream<Result<WatchMessage, Status>>;
+
+    async fn watch(
+        &self,
+        req: Request<WatchRequest>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        let peer = req
+            .remote_addr()
+            .map_or_else(|| "a local socket".to_string(), |a| a.to_string());
+        let r = req.into_inner();
+        let name = viewer_name(&r.name).map_err(Status::invalid_argument)?;
+        let Some(hub) = &self.hub else {
+            return Err(Status::unavailable(
+                "this server runs with --telemetry off: there is nothing to watch",
+            ));
+        };
+        let by = format!("attach:{name}");
+        let (control, control_note) = access(self.token.as_ref(), &r.token, &by);
+        if self.watching.fetch_add(1, Ordering::SeqCst) >= MAX_VIEWERS {
+            self.watching.fetch_sub(1, Ordering::SeqCst);
+            return Err(Status::resource_exhausted(format!(
+                "{MAX_VIEWERS} viewers are watching already"
+            )));
+        }
+        let watching = Watching(self.watching.clone());
+        let resumed =
+            r.session_id == self.session_id && r.after_seq > 0 && hub.holds_from(r.after_seq + 1);
+        let cursor = if resumed { r.after_seq } else { 0 };
+        let access = if control { "with control" } else { "read-only" };
+        tracing::info!(
+            "attach: {name} watching from {peer}, {access}{}",
+            if resumed { ", resumed" } else { "" }
+        );
+        if !control && !r.token.is_empty() {
+            tracing::warn!("attach: {name} from {peer}: {control_note}");
+        }
+        let hello = Hello {
+            header: self.header(hub),
+            session_id: self.session_id.clone(),
+            control,
+            control_note,
+            resumed,
+            now: self.engine.clock().now(),
+            history_seconds: self.history.as_secs(),
+        };
+        let (tx, rx) = mpsc::channel(IN_FLIGHT);
+        tokio::spawn(stream(
+            tx,
+            hello,
+            hub.clone(),
+            cursor,
+            self.stopping.clone(),
+            watching,
+            MAX_LAG,
+        ));
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
+            rx,
+        )))
+    }
+
+    async fn control(
+        &self,
+        req: Request<ControlRequest>,
+    ) -> Result<Response<ControlResponse>, Status> {
+        let r = req.into_inner();
+        let name = viewer_name(&r.name).map_err(Status::invalid_argument)?;
+        let by = format!("attach:{name}");
+        let (ok, note) = access(self.token.as_ref(), &r.token, &by);
+        if !ok {
+            tracing::warn!("attach: a change from {name} refused: {note}");
+            return Err(Status::permission_denied(note));
+        }
+        let too_long = |s: &str| s.len() > MAX_TEXT;
+        let engine = &self.engine;
+        let (message, job) = match r.action {
+            None => return Err(Status::invalid_argument("ControlRequest has no action")),
+            Some(Action::Reconfigure(c)) => {
+                if c.changes.len() > MAX_CHANGES
+                    || c.changes
+                        .iter()
+                        .any(|c| too_long(&c.key) || too_long(&c.value))
+                {
+                    return Err(Status::invalid_argument(format!(
+                        "at most {MAX_CHANGES} changes of {MAX_TEXT} bytes each"
+                    )));
+                }
+                let changes: Vec<_> = c.changes.into_iter().map(|c| (c.key, c.value)).collect();
+                match engine.reconfigure(&changes, &by) {
+                    Ok(applied) if applied.is_empty() => ("no change".to_string(), 0),
+                    Ok(applied) => {
+                        let what: Vec<String> = applied
+                            .iter()
+                            .map(|c| format!("{}: {} → {}", c.key, c.from, c.to))
+                            .collect();
+                        (format!("applied {}", what.join(", ")), 0)
+                    }
+                    Err(e) => return Err(Status::invalid_argument(format!("refused: {e}"))),
+                }
+            }
+            Some(Action::Submit(s)) => {
+                let (engine, spec) = (engine.clone(), self.spec.clone());
+                let spec = JobSpec {
+                    partitions: s.partitions,
+                    ..spec
+                };
+                let submitted = tokio::task::spawn_blocking(move || engine.submit(spec))
+                    .await
+                    .map_err(|e| Status::internal(format!("submitting: {e}")))?;
+                let job = submitted
+                    .map_err(|e| Status::invalid_argument(format!("submitting a job: {e:#}")))?;
+                self.log(format!("job {job} submitted (by {by})"));
+                (format!("submitted job {job}"), job)
+            }
+            Some(Action::Cancel(c)) => {
+                if !engine.cancel(c.job) {
+                    return Err(Status::not_found(format!("job {} is not open", c.job)));
+                }
+                self.log(format!("job {} cancelled (by {by})", c.job));
+                (format!("job {} cancelled", c.job), c.job)
+            }
+            Some(Action::Mark(m)) => {
+                if too_long(&m.label) {
+                    return Err(Status::invalid_argument(format!(
+                        "a mark has at most {MAX_TEXT} bytes"
+                    )));
+                }
+                engine.mark(&m.label);
+                tracing::info!("mark {:?} (by {by})", m.label);
+                ("marked".to_string(), 0)
+            }
+        };
+        Ok(Response::new(ControlResponse { message, job }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use provetop_telemetry::record::stream::decode_frame;
+
+    fn hello() -> Hello {
+        Hello::default()
+    }
+
+    async fn next(rx: &mut mpsc::Receiver<Result<WatchMessage, Status>>) -> Body {
+        let m = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .expect("a message in time")
+            .expect("the stream goes on")
+            .expect("no error");
+        m.body.expect("a body")
+    }
+
+    /// Records a frame message holds: (samples, holes' sample counts).
+    fn counts(b: &Body) -> (u64, u64) {
+        let Body::Frame(f) = b else {
+            panic!("not a frame")
+        };
+        let mut out = (0, 0);
+        for r in decode_frame(&f.data).expect("decodes") {
+            match r {
+                Record::Hole(h) => out.1 += h.samples,
+                _ => out.0 += 1,
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_viewer_that_stops_reading_holds_a_few_frames_then_skips_and_is_told_what_it_missed()
+    {
+        let hub = hub::tests::hub(Duration::from_secs(3600));
+        for k in 0..3 {
+            let (b, kinds) = hub::tests::samples(k * 10, 10);
+            hub.publish(b, kinds);
+        }
+        let (_stop_tx, stopping) = watch::channel(false);
+        let watching = Arc::new(AtomicUsize::new(1));
+        let (tx, mut rx) = mpsc::channel(IN_FLIGHT);
+        let lag = Duration::from_millis(200);
+        let task = tokio::spawn(stream(
+            tx,
+            hello(),
+            hub.clone(),
+            0,
+            stopping,
+            Watching(watching.clone()),
+            lag,
+        ));
+        assert!(matches!(next(&mut rx).await, Body::Hello(_)));
+        let mut seen = 0;
+        for _ in 0..3 {
+            seen += counts(&next(&mut rx).await).0;
+        }
+        assert_eq!(seen, 30);
+        assert!(matches!(next(&mut rx).await, Body::CaughtUp(_)));
+        // The viewer stops reading while 100 frames arrive: its stream holds IN_FLIGHT of them.
+        for k in 0..100 {
+            let (b, kinds) = hub::tests::samples(1000 + k * 10, 10);
+            hub.publish(b, kinds);
+        }
+        tokio::time::sleep(lag * 2).await;
+        assert_eq!(rx.len(), IN_FLIGHT);
+        // It reads again: what it held, a hole for what it skipped, then the newest frames.
+        let (fresh, kinds) = hub::tests::samples(5000, 10);
+        hub.publish(fresh, kinds);
+        let (mut got, mut lost) = (0, 0);
+        while got + lost < 1010 {
+            let (g, l) = counts(&next(&mut rx).await);
+            got += g;
+            lost += l;
+        }
+        assert_eq!(got + lost, 1010, "every sample arrived or was counted");
+        assert!(lost >= 900, "the frames past the lag were skipped: {lost}");
+        assert!(
+            got >= 10 * IN_FLIGHT as u64,
+            "the frames in flight arrived: {got}"
+        );
+        drop(rx);
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("the stream ends with its viewer")
+            .expect("no panic");
+        assert_eq!(watching.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn access_is_granted_only_with_the_servers_token_and_says_why_not() {
+        let cases = [
+            (None, &b""[..], false, "started without control_token_file"),
+            (None, b"x", false, "the token is not used"),
+            (Some("t0k"), b"", false, "need the server's control token"),
+            (Some("t0k"), b"nope", false, "the token was refused"),
+            (Some("t0k"), b"t0k", true, "logged as made by attach:a"),
+        ];
+        for (server, presented, ok, why) in cases {
+            let (granted, note) = access(
+                server.map(|t| Token::of(t.as_bytes())).as_ref(),
+                presented,
+                "attach:a",
+            );
+            assert_eq!(granted, ok, "{note}");
+            assert!(note.contains(why), "{note}");
+        }
+        assert!(viewer_name("alice@rig-7.lan").is_ok());
+        assert!(viewer_name("").is_err());
+        assert!(viewer_name("a b").is_err());
+        assert!(viewer_name("a\u{1b}[2J").is_err());
+        assert!(viewer_name(&"x".repeat(65)).is_err());
+    }
+}
