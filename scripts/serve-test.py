@@ -437,7 +437,7 @@ class Hostile:
             if k == 0:
                 submit("unknown proof_kind", self.req(i, proof_kind=r.choice([5, 99, -1, 2**31 - 1])))
             elif k == 1:
-                submit("proof kind not served", self.req(i, proof_kind=r.choice([0, 2, 3, 4])))
+                submit("another proof kind's fields", self.req(i, proof_kind=r.choice([0, 2, 3, 4])))
             else:
                 submit("unknown priority", self.req(i, priority=r.choice([5, 99, -1, -(2**31)])))
         for _ in range(40):
@@ -489,7 +489,7 @@ class Hostile:
         out.append(("Prove with no submit", ("prove-empty",)))
         for cid in ["", "porep-32g", "porep-64g", "porep-1k", "wpost-32g", "x" * 10_000]:
             out.append(("PreloadSRS of a set that cannot be made here", ("preload", cid)))
-        for cid in ["", "porep-9g", "snap-32g"]:
+        for cid in ["", "porep-9g", "snap-1k", "wpost"]:
             out.append(("EvictSRS of an unknown set", ("evict", cid)))
         out.append(("EvictSRS of the set a proof uses", ("evict-busy", "porep-2k")))
         # Fill up to HOSTILE with more of the richest kind.

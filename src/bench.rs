@@ -46,7 +46,7 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
         export(dir, &loaded, &out, plan.partitions)?;
     }
     let filecoin = session
-        .porep
+        .filecoin
         .as_ref()
         .map(|p| filecoin_check(p, &loaded, &out));
     let stdout = std::io::stdout();
@@ -71,9 +71,11 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
     Ok(out.exit_code(filecoin_ok))
 }
 
-/// filecoin-proofs' own verdict on each job's proofs (all its partitions, in order).
+/// filecoin-proofs' own verdict on each job's proofs (all its partitions, in order), by its
+/// verifier of the kind (`verify_seal`, `verify_window_post`, …).
 #[derive(serde::Serialize, Default)]
 struct FilecoinCheck {
+    verifier: &'static str,
     verified: usize,
     failed: usize,
     /// Why jobs were not checked (no prover or sector id), if they were not.
@@ -83,35 +85,39 @@ struct FilecoinCheck {
 
 impl FilecoinCheck {
     fn line(&self) -> String {
+        let v = self.verifier;
         let mut line = format!(
-            "filecoin-proofs verify_seal: {} job(s) accepted, {} rejected",
+            "filecoin-proofs {v}: {} job(s) accepted, {} rejected",
             self.verified, self.failed
         );
         if let Some(why) = &self.skipped {
-            line = format!("filecoin-proofs verify_seal: not run ({why})");
+            line = format!("filecoin-proofs {v}: not run ({why})");
         }
         for e in &self.errors {
-            line.push_str(&format!("\nfilecoin-proofs verify_seal: error: {e}"));
+            line.push_str(&format!("\nfilecoin-proofs {v}: error: {e}"));
         }
         line
     }
 }
 
 fn filecoin_check(
-    porep: &provetop_porep::Porep,
+    proof: &provetop_porep::Prepared,
     loaded: &Loaded,
     out: &RunOutput,
 ) -> FilecoinCheck {
-    let mut check = FilecoinCheck::default();
+    let mut check = FilecoinCheck {
+        verifier: proof.kind().verifier(),
+        ..FilecoinCheck::default()
+    };
     let mut jobs: std::collections::BTreeMap<u64, Vec<u8>> = Default::default();
     for r in &out.results {
         if let Some(p) = &r.proof {
             jobs.entry(r.record.job).or_default().extend(p.to_bytes());
         }
     }
-    let want = porep.partitions as usize * provetop_engine::prover::Proof::BYTES;
+    let want = proof.circuits().partitions as usize * provetop_engine::prover::Proof::BYTES;
     for bytes in jobs.values().filter(|b| b.len() == want) {
-        match provetop_porep::filecoin::verify(porep, &loaded.params.vk, bytes) {
+        match proof.verify(&loaded.params.vk, bytes) {
             Ok(Some(true)) => check.verified += 1,
             Ok(Some(false)) => check.failed += 1,
             Ok(None) => {
@@ -124,7 +130,7 @@ fn filecoin_check(
             Err(e) => check.errors.push(format!("{e:#}")),
         }
     }
-    provetop_porep::filecoin::cleanup(porep);
+    proof.cleanup();
     check
 }
 

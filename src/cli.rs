@@ -53,9 +53,11 @@ pub enum Command {
     /// Proving daemon: cuzk's gRPC interface (cuzk.v1.ProvingEngine, plaintext) for Curio.
     #[command(after_help = SERVE_AFTER_HELP)]
     Serve(ServeArgs),
-    /// Writes the SubmitProofRequest Curio would send for a test sector sealed here (proto3 JSON).
+    /// Writes the SubmitProofRequest Curio would send for a test sector sealed here (proto3
+    /// JSON): a PoRep C2, a SnapDeals update, a WindowPoSt partition or a WinningPoSt.
     GenVanilla(GenVanillaArgs),
-    /// Checks a proof of a request file with filecoin-proofs' verify_seal (exit 0 verified, 1 not).
+    /// Checks a proof of a request file with filecoin-proofs' own verifier of its kind
+    /// (verify_seal, verify_window_post, …; exit 0 verified, 1 not).
     Verify(VerifyArgs),
     /// Lists GPUs, the driver, the embedded kernels, and which backend `auto` picks.
     Devices,
@@ -248,7 +250,7 @@ pub struct BenchArgs {
 
     /// With --request: send it --proofs times to a running `provetop serve` (or cuzk) at
     /// HOST:PORT instead of proving here, --concurrency requests outstanding [auto: 16], and
-    /// check every answer with verify_seal: proofs per hour through the API.
+    /// check every answer with filecoin-proofs (verify_seal, …): proofs per hour through the API.
     #[arg(long, value_name = "HOST:PORT", requires = "request")]
     pub server: Option<String>,
 }
@@ -288,7 +290,7 @@ fn parse_srs_budget(s: &str) -> Result<Budget, String> {
 
 #[derive(Args, Debug)]
 pub struct GenVanillaArgs {
-    /// The proof kind of the request (porep).
+    /// The proof kind of the request: porep, snap, window-post or winning-post.
     #[arg(long, default_value = "porep")]
     pub kind: String,
     /// The test sector's size: 2KiB, 8MiB or 512MiB.
@@ -303,7 +305,7 @@ pub struct GenVanillaArgs {
     /// The sector number.
     #[arg(long, default_value_t = 7)]
     pub sector_id: u64,
-    /// Picks the sector's data, ticket and seed.
+    /// Picks the sector's data, ticket and seed (and a PoSt's randomness, an update's data).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// The request file to write.
@@ -336,6 +338,29 @@ pub enum WorkloadName {
     /// Filecoin PoRep C2: the stacked-DRG circuit of each partition of a sector, from --c1
     /// FILE or a test sector of --sector-size sealed here (cached).
     Porep,
+    /// Filecoin SnapDeals: the EmptySectorUpdate circuit of each partition of an update
+    /// encoded into a test sector of --sector-size sealed here (both cached).
+    Snap,
+    /// Filecoin WindowPoSt: the FallbackPoSt circuit of one partition over a test sector of
+    /// --sector-size sealed here.
+    WindowPost,
+    /// Filecoin WinningPoSt: the FallbackPoSt circuit over the challenged test sector of
+    /// --sector-size sealed here.
+    WinningPost,
+}
+
+impl WorkloadName {
+    /// The Filecoin proof kind of the workload, if it is one.
+    pub fn filecoin(self) -> Option<provetop_porep::Kind> {
+        use provetop_porep::Kind;
+        match self {
+            WorkloadName::Synthetic | WorkloadName::Sha256 => None,
+            WorkloadName::Porep => Some(Kind::Porep),
+            WorkloadName::Snap => Some(Kind::Snap),
+            WorkloadName::WindowPost => Some(Kind::WindowPost),
+            WorkloadName::WinningPost => Some(Kind::WinningPost),
+        }
+    }
 }
 
 /// `--concurrency`: a number of jobs, or `auto`.
@@ -390,7 +415,8 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub proofs: u64,
 
-    /// Partitions per job; each partition yields one 192-byte proof (a PoRep C2 job has 10).
+    /// Partitions per job; each partition yields one 192-byte proof (a Filecoin workload's
+    /// jobs have their proof's: a 32GiB PoRep 10, a SnapDeals update 16, a PoSt 1).
     #[arg(long, value_name = "P", default_value_t = 1)]
     pub partitions: u32,
 
@@ -415,14 +441,16 @@ pub struct EngineArgs {
     #[arg(long, value_name = "FILE")]
     pub c1: Option<PathBuf>,
 
-    /// PoRep: a SubmitProofRequest in proto3 JSON (from `provetop gen-vanilla`, or as Curio
-    /// sends it to `serve`): proves its C1 output for its miner and sector, checked as `serve`
-    /// checks it. Implies --workload porep.
+    /// A SubmitProofRequest in proto3 JSON (from `provetop gen-vanilla`, or as Curio sends it
+    /// to `serve`): proves it (a PoRep's C1 output for its miner and sector, a SnapDeals
+    /// update's or a PoSt's vanilla proofs), checked as `serve` checks it. Implies the
+    /// workload of its proof kind.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["c1", "sector_size", "prover_id", "sector_id"])]
     pub request: Option<PathBuf>,
 
-    /// PoRep sector size: 2KiB, 8MiB or 512MiB seals a test sector here when there is no --c1
-    /// (once; cached under $XDG_CACHE_HOME/provetop/porep); with --c1, checked against the file.
+    /// Filecoin sector size: 2KiB, 8MiB or 512MiB seals a test sector here when there is no
+    /// --c1 (once; cached under $XDG_CACHE_HOME/provetop/porep), which the snap, window-post
+    /// and winning-post workloads prove from too; with --c1, checked against the file.
     #[arg(long, value_name = "SIZE")]
     pub sector_size: Option<String>,
 
@@ -435,8 +463,9 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N")]
     pub sector_id: Option<u64>,
 
-    /// PoRep: Filecoin's parameter folder (the v28-stacked-proof-of-replication-… .params and
-    /// .vk files) instead of parameters generated here.
+    /// Filecoin's parameter folder (the v28-….params and .vk files of the workload's circuit:
+    /// stacked-proof-of-replication, empty-sector-update, proof-of-spacetime-fallback) instead
+    /// of parameters generated here.
     #[arg(long, value_name = "DIR")]
     pub params_dir: Option<PathBuf>,
 

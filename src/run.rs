@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::cli::{Concurrency, EngineArgs, OnOff, WorkloadName};
 use crate::config_file;
-use provetop_porep::{Porep, PorepArgs, SectorSize};
+use provetop_porep::{Kind, PorepArgs, Prepared, SectorSize};
 
 /// Bad usage or input: exits with code 2.
 #[derive(Debug)]
@@ -57,8 +57,8 @@ pub struct Session {
     pub plan: Plan,
     /// Parameters come from `--params FILE` (or Filecoin's, from `--params-dir`).
     pub params_file: bool,
-    /// The PoRep sector being proved, for filecoin-proofs' own verification.
-    pub porep: Option<Arc<Porep>>,
+    /// The Filecoin proof being proved, for filecoin-proofs' own verification.
+    pub filecoin: Option<Arc<Prepared>>,
     /// The Prometheus endpoint of `--metrics-addr`, serving while the session lives.
     pub _metrics: Option<Exporter>,
     /// The recording of `--record FILE`; dropping it closes the file properly.
@@ -83,47 +83,46 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
     }
     usage(crate::bounds::counts(args.proofs, args.partitions))?;
     usage(crate::bounds::backend(&cfg, engine_backend))?;
-    // A request file holds a PoRep C1 output.
-    let kind = match args.request {
-        Some(_) => WorkloadName::Porep,
-        None => args.workload,
+    // A request file holds a Filecoin proof of its own kind.
+    let filecoin = match (&args.request, args.workload.filecoin()) {
+        (Some(path), _) => Some(Arc::new(usage(prepare_request(path, args))?)),
+        (None, Some(kind)) => Some(Arc::new(usage(prepare_filecoin(kind, args))?)),
+        (None, None) => None,
     };
-    let porep = match kind {
-        WorkloadName::Porep => Some(Arc::new(usage(prepare_porep(args))?)),
-        _ => None,
-    };
-    let workload = match (kind, &porep) {
-        (WorkloadName::Synthetic, _) => Workload::Synthetic {
+    let workload = match (args.workload, &filecoin) {
+        (_, Some(f)) => Workload::External {
+            circuit: f.circuits().name.clone(),
+        },
+        (WorkloadName::Sha256, None) => Workload::Sha256 {
+            blocks: args.blocks,
+        },
+        (_, None) => Workload::Synthetic {
             log2_constraints: args
                 .log2_constraints
                 .unwrap_or(default_log2(engine_backend)),
         },
-        (WorkloadName::Sha256, _) => Workload::Sha256 {
-            blocks: args.blocks,
-        },
-        (WorkloadName::Porep, Some(p)) => Workload::External {
-            circuit: p.name.clone(),
-        },
-        (WorkloadName::Porep, None) => unreachable!("prepared above"),
     };
     usage(workload.validate())?;
     usage(crate::bounds::budgets(&cfg, engine_backend, &workload))?;
-    let partitions = match &porep {
-        Some(p) if args.partitions != 1 && args.partitions != p.partitions => {
+    let partitions = match &filecoin {
+        Some(f) if args.partitions != 1 && args.partitions != f.circuits().partitions => {
             return Err(UsageError(anyhow::anyhow!(
-                "--partitions {}: a {} sector has {} partitions",
+                "--partitions {}: a {} proof of a {} sector has {} partition(s)",
                 args.partitions,
-                p.c1.size,
-                p.partitions
+                f.kind(),
+                f.size(),
+                f.circuits().partitions
             ))
             .into())
         }
-        Some(p) => p.partitions,
+        Some(f) => f.circuits().partitions,
         None => args.partitions,
     };
     let params = match (
         &args.params,
-        porep.as_ref().and_then(|p| p.params_file.clone()),
+        filecoin
+            .as_ref()
+            .and_then(|f| f.circuits().params_file.clone()),
     ) {
         (Some(_), Some(_)) => {
             return Err(UsageError(anyhow::anyhow!(
@@ -257,62 +256,81 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         cfg,
         plan,
         params_file: params.is_some(),
-        porep,
+        filecoin,
         _metrics: metrics,
         recorder,
     })
 }
 
-/// Reads or seals the sector of `--workload porep` and registers its circuits; every input is
+/// Reads or seals what a Filecoin workload proves and registers its circuits; every input is
 /// checked here, before parameters or proofs.
-fn prepare_porep(args: &EngineArgs) -> Result<Porep> {
-    if let Some(path) = &args.request {
-        return porep_of_request(path, args);
-    }
+fn prepare_filecoin(kind: Kind, args: &EngineArgs) -> Result<Prepared> {
     let sector_size = args
         .sector_size
         .as_deref()
         .map(|s| s.parse::<SectorSize>().context("--sector-size"))
         .transpose()?;
-    let porep = provetop_porep::prepare(
-        &PorepArgs {
-            sector_size,
-            c1: args.c1.clone(),
-            prover_id: args.prover_id.clone(),
-            sector_id: args.sector_id,
-            params_dir: args.params_dir.clone(),
-            seed: args.seed,
-        },
-        &|m| eprintln!("porep: {m}"),
-    )?;
-    eprintln!(
-        "porep: {} sector, {} partition(s), {}",
-        porep.c1.size,
-        porep.partitions,
-        porep.c1.version.registered_name(porep.c1.size)
-    );
-    Ok(porep)
+    let progress = |m: &str| eprintln!("{kind}: {m}");
+    let prepared = match kind {
+        Kind::Porep => Prepared::Porep(provetop_porep::prepare(
+            &PorepArgs {
+                sector_size,
+                c1: args.c1.clone(),
+                prover_id: args.prover_id.clone(),
+                sector_id: args.sector_id,
+                params_dir: args.params_dir.clone(),
+                seed: args.seed,
+            },
+            &progress,
+        )?),
+        _ => {
+            let given = [
+                ("--c1", args.c1.is_some()),
+                ("--prover-id", args.prover_id.is_some()),
+                ("--sector-id", args.sector_id.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+                anyhow::bail!("{flag} is for --workload porep; --workload {kind} proves a test sector sealed here (--sector-size) or a request file (--request)");
+            }
+            let Some(size) = sector_size else {
+                anyhow::bail!("--workload {kind} needs --sector-size 2KiB|8MiB|512MiB (a test sector sealed here), or --request FILE");
+            };
+            provetop_porep::prepared::prepare_sealed(
+                kind,
+                size,
+                args.seed,
+                args.params_dir.as_deref(),
+                &progress,
+            )?
+        }
+    };
+    eprintln!("{}", prepared.describe());
+    Ok(prepared)
 }
 
-/// The sector of a request file, checked as `serve` checks a request.
-fn porep_of_request(path: &std::path::Path, args: &EngineArgs) -> Result<Porep> {
+/// What a request file proves, checked as `serve` checks a request.
+fn prepare_request(path: &std::path::Path, args: &EngineArgs) -> Result<Prepared> {
     let what = || format!("--request {}", path.display());
     let r = crate::request_file::read(path).with_context(what)?;
-    let (c1, prover_id) = crate::serve::request_c1(&r).with_context(what)?;
-    let name = format!("porep-{}", c1.size);
-    let porep = provetop_porep::source::register(
-        c1,
-        Some(prover_id),
-        Some(r.sector_number),
-        args.params_dir.as_deref(),
-        &name,
-    )
-    .with_context(what)?;
+    let (kind, size) = crate::serve::check_request(&r).with_context(what)?;
+    if let Some(k) = args.workload.filecoin().filter(|k| *k != kind) {
+        anyhow::bail!(
+            "--request {}: a {kind} request, not --workload {k}",
+            path.display()
+        );
+    }
+    provetop_porep::filecoin::configure(args.params_dir.as_deref())?;
+    // The name `bench --workload KIND` gives the circuit: the parameter cache is shared.
+    let name = format!("{kind}-{size}");
+    let prepared =
+        crate::serve::prepare_request(&r, args.params_dir.as_deref(), &name).with_context(what)?;
     eprintln!(
-        "porep: request {:?}: miner f0{}, sector {}, {} sector, {} partition(s)",
-        r.request_id, r.miner_id, r.sector_number, porep.c1.size, porep.partitions
+        "request {:?}: miner f0{}, {}",
+        r.request_id,
+        r.miner_id,
+        prepared.describe()
     );
-    Ok(porep)
+    Ok(prepared)
 }
 
 /// What a session is about: the dashboard's header, and a recording's.
