@@ -174,7 +174,19 @@ fn requests_prove_verify_and_tampered_ones_never_pass() {
     }
     // Fields checked before the vanilla proofs: each named, exit 2.
     type Case<'a> = (&'a Path, &'a str, fn(&mut serde_json::Value), &'a str);
-    let cases: [Case; 5] = [
+    let cases: [Case; 7] = [
+        (
+            &winning,
+            "8mib",
+            |v| (v["registeredProof"], v["sectorSize"]) = ("1".into(), "8388608".into()),
+            "a proof of another sector size",
+        ),
+        (
+            &snap,
+            "snap-8mib",
+            |v| (v["registeredProof"], v["sectorSize"]) = ("1".into(), "8388608".into()),
+            "8MiB sector has 4 partitions",
+        ),
         (
             &winning,
             "short-randomness",
@@ -212,4 +224,25 @@ fn requests_prove_verify_and_tampered_ones_never_pass() {
         assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
         assert!(stderr(&out).contains(says), "{name}: {}", stderr(&out));
     }
+    // Filecoin's parameters named but not there: refused before any setup.
+    let empty = dir.join("no-params");
+    std::fs::create_dir(&empty).unwrap();
+    let out = run(
+        dir,
+        &[
+            "bench",
+            "--backend",
+            "cpu",
+            "--request",
+            winning.to_str().unwrap(),
+            "--params-dir",
+            empty.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("v28-proof-of-spacetime-fallback"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use storage_proofs_core::api_version::ApiVersion;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
-use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_post::fallback::{
@@ -257,6 +257,17 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         if shape != [challenges] {
             bail!(
                 "vanilla_proofs[{i}] (sector {}) holds {shape:?} inclusion proofs; {what} takes one sector of {challenges}",
+                u64::from(p.sector_id)
+            );
+        }
+        let leaves = (config.sector_size.0 / 32) as usize;
+        let paths = p.vanilla_proof.sectors[0].inclusion_proofs.iter();
+        if paths
+            .clone()
+            .any(|ip| ip.path().len() != ip.expected_len(leaves))
+        {
+            bail!(
+                "vanilla_proofs[{i}] (sector {}) is a proof of another sector size, not {what}'s",
                 u64::from(p.sector_id)
             );
         }

@@ -8,7 +8,7 @@ use filecoin_hashers::Domain;
 use provetop_engine::params::VerifyingKey;
 use std::path::Path;
 use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_core::parameter_cache::CacheableParameters;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_update::constants::{
@@ -16,8 +16,8 @@ use storage_proofs_update::constants::{
     TreeRHasher,
 };
 use storage_proofs_update::{
-    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PartitionProof,
-    PublicInputs, PublicParams,
+    ChallengeProof, EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
+    PartitionProof, PublicInputs, PublicParams,
 };
 
 use crate::compound::{self, checked, Partitions, Registered};
@@ -92,7 +92,7 @@ pub fn register(inputs: &Inputs, params_dir: Option<&Path>, name: &str) -> Resul
     let want = partition_count(nodes);
     if inputs.vanilla_proofs.len() != want {
         bail!(
-            "{} vanilla proofs: a {size} sector's update has {want} partitions, one proof each",
+            "{} vanilla proofs: the update of a {size} sector has {want} partitions, one proof each",
             inputs.vanilla_proofs.len()
         );
     }
@@ -174,9 +174,17 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             .with_context(|| format!("vanilla_proofs[{k}] is not a PartitionProof of {what}"))?;
         // The circuit indexes them without checking first.
         let (challenges, apex) = (challenge_count(nodes), apex_leaf_count(nodes));
-        if p.challenge_proofs.len() != challenges || p.apex_leafs.len() != apex {
+        let paths = |c: &ChallengeProof<Tree>| {
+            c.proof_r_old.path().len() == c.proof_r_old.expected_len(nodes)
+                && c.proof_r_new.path().len() == c.proof_r_new.expected_len(nodes)
+                && c.proof_d_new.path().len() == c.proof_d_new.expected_len(nodes)
+        };
+        if p.challenge_proofs.len() != challenges
+            || p.apex_leafs.len() != apex
+            || !p.challenge_proofs.iter().all(paths)
+        {
             bail!(
-                "vanilla_proofs[{k}] holds {} challenge proofs and {} apex leaves; {what} takes {challenges} and {apex}",
+                "vanilla_proofs[{k}] is not a partition proof of {what}: {} challenge proofs and {} apex leaves where it takes {challenges} and {apex}, or paths of another sector size",
                 p.challenge_proofs.len(),
                 p.apex_leafs.len()
             );
