@@ -248,6 +248,13 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub export_dir: Option<PathBuf>,
 
+    /// Mix kinds of Filecoin proofs: KIND:WEIGHT,… (porep, snap, window-post, winning-post),
+    /// the weights of the jobs submitted, each kind's proof of the test sector of
+    /// --sector-size with Curio's priority (WinningPoSt critical, WindowPoSt high). Example:
+    /// --mix porep:8,window-post:1,winning-post:1
+    #[arg(long, value_name = "KIND:WEIGHT,…", conflicts_with_all = ["request", "server"])]
+    pub mix: Option<crate::mix::Mix>,
+
     /// With --request: send it --proofs times to a running `provetop serve` (or cuzk) at
     /// HOST:PORT instead of proving here, --concurrency requests outstanding [auto: 16], and
     /// check every answer with filecoin-proofs (verify_seal, …): proofs per hour through the API.

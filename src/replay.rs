@@ -190,6 +190,9 @@ fn summary(mut rec: Recording, args: &ReplayArgs) -> Result<i32> {
             ));
         }
     }
+    let mut kinds = vec![];
+    crate::bench::write_kinds(&mut kinds, &summary.kinds)?;
+    lines.extend(String::from_utf8_lossy(&kinds).lines().map(str::to_string));
     for d in &devices {
         lines.push(format!(
             "device {} busy {:.1} % ({} partitions)",

@@ -34,7 +34,7 @@ pub fn main(args: &TuneArgs) -> Result<i32> {
         true => Some(run::usage(write_path(args))?),
     };
     let mut session = run::start(&args.engine)?;
-    run::prepare_params(&session)?;
+    crate::params::prepare(&session)?;
     let engine = &session.engine;
     let plan = &session.plan;
     let cuda = engine.backend() == BackendKind::Cuda;

@@ -19,9 +19,12 @@ fn run(home: &Path, args: &[&str]) -> Output {
     provetop_cached(home, &porep_cache(), args)
 }
 
-/// `bench --json` of one proof; its report.
+/// `bench --json` (one proof unless `args` say); its report.
 fn bench(home: &Path, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["bench", "--backend", "cpu", "--proofs", "1", "--json"];
+    let mut all = vec!["bench", "--backend", "cpu", "--json"];
+    if !args.contains(&"--proofs") {
+        all.extend(["--proofs", "1"]);
+    }
     all.extend_from_slice(args);
     let out = run(home, &all);
     assert!(
@@ -59,6 +62,58 @@ fn snap_window_and_winning_post_at_2kib_verify_with_filecoin_proofs() {
         let n = v["workload"]["constraints"].as_u64().unwrap();
         assert!(n > constraints, "{kind}: {n} constraints");
         assert!(v["summary"]["stages"]["msm_h"]["median"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn a_mix_of_kinds_is_summarised_per_kind_live_and_in_its_replay() {
+    let home = tempfile::tempdir().unwrap();
+    let rec = home.path().join("mix.ptrec");
+    let v = bench(
+        home.path(),
+        &[
+            "--mix",
+            "window-post:2,winning-post:1",
+            "--sector-size",
+            "2KiB",
+            "--proofs",
+            "3",
+            "--record",
+            rec.to_str().unwrap(),
+        ],
+    );
+    // Every job checked by its own kind's verifier.
+    let f = &v["filecoin"];
+    assert_eq!(
+        (&f["verified"], &f["failed"]),
+        (&3.into(), &0.into()),
+        "{f}"
+    );
+    assert_eq!(f["kinds"]["window-post"]["verifier"], "verify_window_post");
+    assert_eq!(f["kinds"]["winning-post"]["verified"], 1);
+    // Two WindowPoSts to one WinningPoSt, each kind with its stages and latency.
+    let kinds = &v["summary"]["kinds"];
+    assert_eq!(kinds["window-post"]["jobs"], 2, "{kinds}");
+    assert_eq!(kinds["winning-post"]["verified"], 1, "{kinds}");
+    for k in ["window-post", "winning-post"] {
+        assert!(kinds[k]["latency"]["median"].as_f64().unwrap() > 0.0, "{k}");
+        assert!(
+            kinds[k]["stages"]["msm_h"]["median"].as_f64().unwrap() > 0.0,
+            "{k}"
+        );
+    }
+    assert_eq!(v["workload"]["mix"][1]["priority"], "critical");
+    // The recording carries each job's kind: its summary says the same.
+    let out = run(
+        home.path(),
+        &["replay", rec.to_str().unwrap(), "--summary", "--json"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let replayed = &r["summary"]["kinds"];
+    for k in ["window-post", "winning-post"] {
+        assert_eq!(replayed[k]["jobs"], kinds[k]["jobs"], "{k}");
+        assert_eq!(replayed[k]["verified"], kinds[k]["verified"], "{k}");
     }
 }
 

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::filecoin;
+use crate::kind::Kind;
 
 /// A proof's circuits as registered with the engine, and where filecoin-proofs finds their
 /// keys.
@@ -109,6 +110,8 @@ pub(crate) trait Partitions: Send + Sync + 'static {
     fn blank(&self) -> Self::Circuit;
     /// Filecoin's parameter id of that structure (one per kind, size and version).
     fn cache_id(&self) -> &str;
+    /// The proof kind.
+    fn kind(&self) -> Kind;
     /// Partition `k`'s witness alone, with room for `aux` values: the circuit's synthesis in a
     /// system that keeps values only, unless the kind has a faster way.
     fn witness(&self, k: usize, aux: usize) -> Result<Witness> {
@@ -182,5 +185,9 @@ impl<P: Partitions> CircuitSource for Source<P> {
 
     fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled> {
         precompiled::record(self.parts.blank(), shape, progress)
+    }
+
+    fn kind(&self) -> &str {
+        self.parts.kind().name()
     }
 }

@@ -192,6 +192,7 @@ type PartitionProof<Tree> = fallback::Proof<<Tree as MerkleTreeTrait>::Proof>;
 
 /// One partition's circuit, as `FallbackPoStCompound` builds it.
 struct PostParts<Tree: 'static + MerkleTreeTrait> {
+    kind: Kind,
     pub_in: fallback::PublicInputs<Domain<Tree>>,
     pub_params: fallback::PublicParams,
     proof: PartitionProof<Tree>,
@@ -225,6 +226,10 @@ impl<Tree: 'static + MerkleTreeTrait> Partitions for PostParts<Tree> {
 
     fn cache_id(&self) -> &str {
         &self.cache_id
+    }
+
+    fn kind(&self) -> Kind {
+        self.kind
     }
 }
 
@@ -332,6 +337,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         .map(|p| (u64::from(p.sector_id), commitment(&p.comm_r)))
         .collect();
     let parts = PostParts::<Tree> {
+        kind: st.kind,
         pub_in,
         pub_params,
         proof,

@@ -23,6 +23,7 @@ use storage_proofs_update::{
 use crate::compound::{self, checked, Partitions, Registered};
 use crate::filecoin;
 use crate::inputs::{self, Inputs};
+use crate::kind::Kind;
 use crate::sector::{with_tree, ProofVersion, SectorSize};
 
 /// A registered SnapDeals update and what its verifier needs.
@@ -158,6 +159,10 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Partitions for SnapP
     fn cache_id(&self) -> &str {
         &self.cache_id
     }
+
+    fn kind(&self) -> Kind {
+        Kind::Snap
+    }
 }
 
 fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -243,7 +248,6 @@ fn verify_update<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kind::Kind;
 
     #[test]
     fn registered_numbers_and_early_errors() {

@@ -15,6 +15,7 @@ use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, Stack
 
 use crate::c1::{parse_prover_id, C1};
 use crate::compound::{self, checked, Partitions, Registered};
+use crate::kind::Kind;
 use crate::sector::{with_tree, SectorSize};
 use crate::{filecoin, seal};
 use provetop_engine::circuit::shape::hex;
@@ -276,6 +277,10 @@ impl<Tree: 'static + MerkleTreeTrait> Partitions for PorepParts<Tree> {
 
     fn cache_id(&self) -> &str {
         &self.cache_id
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Porep
     }
 
     /// Each challenge on a core of its own, its SHA-256 computed natively (`witness`).

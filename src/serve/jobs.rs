@@ -9,9 +9,7 @@ use provetop_engine::circuit::Workload;
 use provetop_engine::pipeline::{EngineHandle, JobId, JobSpec, Priority};
 use provetop_porep::Prepared;
 use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
-use provetop_proto::cuzk::v1::{
-    AwaitProofResponse, Priority as WirePriority, ProofKind, SubmitProofRequest,
-};
+use provetop_proto::cuzk::v1::{AwaitProofResponse, ProofKind, SubmitProofRequest};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
@@ -135,7 +133,7 @@ impl Jobs {
                 Entry {
                     request_id: r.request_id.clone(),
                     kind: ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified),
-                    priority: priority_of(
+                    priority: request::priority(
                         r.priority,
                         ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified),
                     ),
@@ -478,21 +476,6 @@ impl Jobs {
 /// rows and the log show them.
 fn circuit_name(kind: ProofKind, job_id: &str) -> String {
     format!("{}/{job_id}", request::kind_name(kind))
-}
-
-/// The engine's priority for the wire's; unspecified is the one Curio gives the kind
-/// (WinningPoSt critical: a block waits on it; WindowPoSt high: a deadline does).
-fn priority_of(wire: i32, kind: ProofKind) -> Priority {
-    match WirePriority::try_from(wire) {
-        Ok(WirePriority::Critical) => Priority::Critical,
-        Ok(WirePriority::High) => Priority::High,
-        Ok(WirePriority::Low) => Priority::Low,
-        Ok(WirePriority::Normal) => Priority::Normal,
-        _ => match request::kind_of(kind) {
-            Some(k) => priority_of(request::curio_priority(k) as i32, kind),
-            None => Priority::Normal,
-        },
-    }
 }
 
 /// Answers `job_id` (once: a later answer is ignored) and forgets the oldest finished requests

@@ -21,8 +21,8 @@ use crate::run;
 use provetop_telemetry::config::Budget;
 
 pub use request::{
-    check_fields as check_request, curio_priority, prepare as prepare_request, proof_kind,
-    prover_id_of_miner,
+    check_fields as check_request, curio_priority, prepare as prepare_request, priority,
+    proof_kind, prover_id_of_miner,
 };
 
 /// The largest message taken, checked by tonic before it allocates the message: a 64 GiB

@@ -3,6 +3,7 @@
 //! proofs are parsed.
 
 use anyhow::{anyhow, bail, Result};
+use provetop_engine::pipeline::Priority as EnginePriority;
 use provetop_porep::post::registered as post_registered;
 use provetop_porep::{Inputs, Kind, Prepared, ProofVersion, SectorSize, C1};
 use provetop_proto::cuzk::v1::{Priority, ProofKind, SubmitProofRequest};
@@ -58,6 +59,20 @@ pub fn curio_priority(kind: Kind) -> Priority {
         Kind::WinningPost => Priority::Critical,
         Kind::WindowPost => Priority::High,
         Kind::Porep | Kind::Snap => Priority::Normal,
+    }
+}
+
+/// The engine's priority for a request's; unspecified is the one Curio gives its kind.
+pub fn priority(wire: i32, kind: ProofKind) -> EnginePriority {
+    match Priority::try_from(wire) {
+        Ok(Priority::Critical) => EnginePriority::Critical,
+        Ok(Priority::High) => EnginePriority::High,
+        Ok(Priority::Low) => EnginePriority::Low,
+        Ok(Priority::Normal) => EnginePriority::Normal,
+        _ => match kind_of(kind) {
+            Some(k) => priority(curio_priority(k) as i32, kind),
+            None => EnginePriority::Normal,
+        },
     }
 }
 
