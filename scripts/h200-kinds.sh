@@ -23,22 +23,8 @@ PROOFS=${PROOFS:-60}
 LOAD_PROOFS=${LOAD_PROOFS:-200}
 MIX_PROOFS=${MIX_PROOFS:-100}
 KINDS="porep snap window-post winning-post"
-mkdir -p "$OUT" "$W"
 export XDG_CACHE_HOME=/tmp/provetop-cache XDG_STATE_HOME="$W/state"
-S="$OUT/summary.md"
-: >"$S"
-say() { echo "$*" | tee -a "$S" >&2; }
-say "# Device call $(date -u +%Y-%m-%dT%H:%M:%SZ), binary at $(cat "$(dirname "$BIN")/COMMIT" 2>/dev/null)"
-say "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1); host: $(nproc) cores"
-
-step() { # name, limit, command...
-  local name=$1 limit=$2; shift 2
-  local start=$SECONDS
-  timeout "$limit" "$@" >"$W/$name.out" 2>"$W/$name.log"
-  local rc=$?
-  say "== $name: exit $rc after $((SECONDS - start)) s"
-  return $rc
-}
+source scripts/device-call.sh
 
 for kind in $KINDS; do
   step "gen-$kind" 400 "$BIN" gen-vanilla --kind "$kind" --sector-size 8MiB --miner-id 1000 \
