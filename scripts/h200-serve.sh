@@ -20,22 +20,8 @@ BIN=${BIN:-.carry/provetop}
 OUT=${OUT:?OUT names the folder that comes back}
 W=${WORK:-/tmp/serve-work}
 PROOFS=${PROOFS:-200}
-mkdir -p "$OUT" "$W"
 export XDG_CACHE_HOME=/tmp/provetop-cache XDG_STATE_HOME="$W/state"
-S="$OUT/summary.md"
-: >"$S"
-say() { echo "$*" | tee -a "$S" >&2; }
-say "# Device call $(date -u +%Y-%m-%dT%H:%M:%SZ), binary at $(cat "$(dirname "$BIN")/COMMIT" 2>/dev/null)"
-say "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1); host: $(nproc) cores"
-
-step() { # name, limit, command...
-  local name=$1 limit=$2; shift 2
-  local start=$SECONDS
-  timeout "$limit" "$@" >"$W/$name.out" 2>"$W/$name.log"
-  local rc=$?
-  say "== $name: exit $rc after $((SECONDS - start)) s"
-  return $rc
-}
+source scripts/device-call.sh
 
 truth="bench"
 if [ -z "${SERVE_ONLY:-}" ]; then # SERVE_ONLY=1: steps 2 to 6 alone

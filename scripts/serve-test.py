@@ -16,7 +16,9 @@ while a proof runs stays queued. What is checked, in order:
     requests are each refused with a message, cheaply, and the server lives on; one request_id
     submitted twice at once is one job; GetStatus and GetMetrics agree with what was done;
     SIGTERM during that job's proof: the proof reaches both callers, new requests are refused,
-    exit 0; and the proof verifies.
+    exit 0; and the proof verifies;
+  * another kind: a WindowPoSt partition of the same sector, as Curio sends it (HIGH), proved
+    and accepted by verify_window_post; a tampered vanilla proof answered FAILED.
 
 Exit 0 when everything held, 1 with the failed check named, 2 on bad usage.
 """
@@ -437,7 +439,7 @@ class Hostile:
             if k == 0:
                 submit("unknown proof_kind", self.req(i, proof_kind=r.choice([5, 99, -1, 2**31 - 1])))
             elif k == 1:
-                submit("proof kind not served", self.req(i, proof_kind=r.choice([0, 2, 3, 4])))
+                submit("another proof kind's fields", self.req(i, proof_kind=r.choice([0, 2, 3, 4])))
             else:
                 submit("unknown priority", self.req(i, priority=r.choice([5, 99, -1, -(2**31)])))
         for _ in range(40):
@@ -489,7 +491,7 @@ class Hostile:
         out.append(("Prove with no submit", ("prove-empty",)))
         for cid in ["", "porep-32g", "porep-64g", "porep-1k", "wpost-32g", "x" * 10_000]:
             out.append(("PreloadSRS of a set that cannot be made here", ("preload", cid)))
-        for cid in ["", "porep-9g", "snap-32g"]:
+        for cid in ["", "porep-9g", "snap-1k", "wpost"]:
             out.append(("EvictSRS of an unknown set", ("evict", cid)))
         out.append(("EvictSRS of the set a proof uses", ("evict-busy", "porep-2k")))
         # Fill up to HOSTILE with more of the richest kind.
@@ -721,7 +723,47 @@ def run(args, env, work):
           and req.miner_id == 1000 and len(req.vanilla_proof) > 0, f"gen-vanilla's request: {req}")
 
     drain_test(args, env, work, req)
-    return main_test(args, env, work, req_path, req)
+    counts = main_test(args, env, work, req_path, req)
+    window_test(args, env, work)
+    return counts + ", a WindowPoSt partition verified and a tampered one refused"
+
+
+def window_test(args, env, work):
+    """Another kind: a WindowPoSt partition of the same sector (HIGH, as Curio sends it) proved
+    and accepted by verify_window_post; a tampered vanilla proof FAILED with the reason."""
+    path = os.path.join(work, "window.json")
+    g = subprocess.run(
+        [args.bin, "gen-vanilla", "--kind", "window-post", "--sector-size", "2KiB",
+         "--miner-id", "1000", "--sector-id", "7", "--out", path],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    check(g.returncode == 0, f"gen-vanilla --kind window-post exited {g.returncode}: {g.stderr.strip()}")
+    with open(path) as f:
+        req = json_format.Parse(f.read(), pb.SubmitProofRequest())
+    check(req.proof_kind == pb.WINDOW_POST_PARTITION and req.priority == pb.HIGH
+          and len(req.vanilla_proofs) == 1 and len(req.randomness) == 32,
+          f"gen-vanilla's WindowPoSt request: kind {req.proof_kind}, priority {req.priority}")
+    srv = Server(args, env, work, "serve-window", "127.0.0.1:0")
+    ch, stub = channel(srv.listening())
+    a = stub.Prove(pb.ProveRequest(submit=with_id(req, "wpost-1")), timeout=PROOF_TIMEOUT_S).result
+    check_proof(args, env, work, path, a, "wpost-1", flipped=True)
+    st = status(stub)
+    check("wpost-2k" in {s.circuit_id for s in st.loaded_srs}, f"loaded_srs: {list(st.loaded_srs)}")
+    q = [x for x in st.queues if x.proof_kind == "window_post_partition"]
+    check(len(q) == 1 and q[0].pending == 0 and q[0].in_progress == 0, f"queues: {st.queues}")
+    bad = with_id(req, "wpost-tampered")
+    proof = bytearray(bad.vanilla_proofs[0])
+    proof[len(proof) // 2] ^= 1
+    bad.vanilla_proofs[0] = bytes(proof)
+    t = stub.Prove(pb.ProveRequest(submit=bad), timeout=60).result
+    check(t.status == Status.FAILED and "do not verify" in t.error_message and not t.proof,
+          f"a tampered WindowPoSt vanilla proof: {Status.Name(t.status)} {t.error_message!r}")
+    srv.proc.send_signal(signal.SIGTERM)
+    rc = srv.proc.wait(timeout=60)
+    ch.close()
+    check(rc == 0, f"serve-window exited {rc} after SIGTERM with nothing open, not 0")
+    log(f"wpost-1: WINDOW_POST_PARTITION COMPLETED in {a.total_ms / 1000:.1f} s, verify_window_post "
+        f"accepts it (a flipped byte: rejected); a tampered vanilla proof FAILED: {t.error_message}")
 
 
 def drain_test(args, env, work, req):

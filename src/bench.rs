@@ -19,20 +19,18 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
         return crate::bench_remote::main(args, server);
     }
     if let Some(dir) = &args.export_dir {
+        if args.mix.is_some() {
+            return run::usage(Err(anyhow::anyhow!(
+                "--export-dir writes one circuit's files: not with --mix"
+            )));
+        }
         run::usage(export_dir(dir))?;
     }
-    let mut session = run::start(&args.engine)?;
-    let loaded = run::prepare_params(&session)?;
+    let mut session = run::start_mixed(&args.engine, args.mix.as_ref())?;
+    let loaded = crate::params::prepare(&session)?;
     let plan = &session.plan;
-    eprintln!(
-        "bench: {} · {} job(s) × {} partition(s) · concurrency {} · {} backend",
-        plan.workload.label(),
-        plan.proofs,
-        plan.partitions,
-        plan.concurrency,
-        session.engine.backend()
-    );
-    let total = plan.proofs * plan.partitions as u64;
+    eprintln!("bench: {}", header(&session));
+    let total = plan.total_partitions();
     let mut n = 0;
     let out = run::run(&session, |p| {
         n += 1;
@@ -48,10 +46,7 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
     if let Some(dir) = &args.export_dir {
         export(dir, &loaded, &out, plan.partitions)?;
     }
-    let filecoin = session
-        .porep
-        .as_ref()
-        .map(|p| filecoin_check(p, &loaded, &out));
+    let filecoin = crate::filecoin::check(&session, &out);
     let stdout = std::io::stdout();
     let mut w = stdout.lock();
     if args.json {
@@ -70,65 +65,24 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
     if let Some(line) = out.stopped_line(plan.proofs) {
         eprintln!("bench: {line}");
     }
-    let filecoin_ok = filecoin.is_none_or(|f| f.failed == 0 && f.errors.is_empty());
+    let filecoin_ok = filecoin.as_ref().is_none_or(|f| f.ok());
     Ok(out.exit_code(filecoin_ok))
 }
 
-/// filecoin-proofs' own verdict on each job's proofs (all its partitions, in order).
-#[derive(serde::Serialize, Default)]
-struct FilecoinCheck {
-    verified: usize,
-    failed: usize,
-    /// Why jobs were not checked (no prover or sector id), if they were not.
-    skipped: Option<String>,
-    errors: Vec<String>,
-}
-
-impl FilecoinCheck {
-    fn line(&self) -> String {
-        let mut line = format!(
-            "filecoin-proofs verify_seal: {} job(s) accepted, {} rejected",
-            self.verified, self.failed
-        );
-        if let Some(why) = &self.skipped {
-            line = format!("filecoin-proofs verify_seal: not run ({why})");
-        }
-        for e in &self.errors {
-            line.push_str(&format!("\nfilecoin-proofs verify_seal: error: {e}"));
-        }
-        line
-    }
-}
-
-fn filecoin_check(
-    porep: &provetop_porep::Porep,
-    loaded: &Loaded,
-    out: &RunOutput,
-) -> FilecoinCheck {
-    let mut check = FilecoinCheck::default();
-    let mut jobs: std::collections::BTreeMap<u64, Vec<u8>> = Default::default();
-    for r in &out.results {
-        if let Some(p) = &r.proof {
-            jobs.entry(r.record.job).or_default().extend(p.to_bytes());
-        }
-    }
-    let want = porep.partitions as usize * provetop_engine::prover::Proof::BYTES;
-    for bytes in jobs.values().filter(|b| b.len() == want) {
-        match provetop_porep::filecoin::verify(porep, &loaded.params.vk, bytes) {
-            Ok(Some(true)) => check.verified += 1,
-            Ok(Some(false)) => check.failed += 1,
-            Ok(None) => {
-                check.skipped = Some(
-                    "the prover id or sector id is unknown: give --prover-id and --sector-id"
-                        .into(),
-                );
-                break;
-            }
-            Err(e) => check.errors.push(format!("{e:#}")),
-        }
-    }
-    provetop_porep::filecoin::cleanup(porep);
-    check
+/// `porep-2KiB · 3 job(s) × 1 partition(s) · concurrency 2 · cpu backend`.
+fn header(session: &Session) -> String {
+    let plan = &session.plan;
+    let partitions = match plan.parts.len() {
+        1 => format!(" × {} partition(s)", plan.partitions),
+        _ => String::new(),
+    };
+    format!(
+        "{} · {} job(s){partitions} · concurrency {} · {} backend",
+        plan.label(),
+        plan.proofs,
+        plan.concurrency,
+        session.engine.backend()
+    )
 }
 
 fn report_json(
@@ -173,6 +127,9 @@ fn report_json(
         "config_events": out.report.config_events(),
         "unfinished_jobs": out.unfinished,
     });
+    if let Some(mix) = crate::filecoin::mix_json(session) {
+        report["workload"]["mix"] = mix;
+    }
     if session.engine.bus().is_enabled() {
         report["segments"] = json!(out.report.segments(out.start, out.end));
     }
@@ -202,26 +159,27 @@ fn write_table(
     loaded: &Loaded,
     out: &RunOutput,
 ) -> Result<()> {
-    let plan = &session.plan;
     let summary = out.report.summary(out.wall_seconds());
-    writeln!(
-        w,
-        "{} · {} job(s) × {} partition(s) · concurrency {} · {} backend",
-        plan.workload.label(),
-        plan.proofs,
-        plan.partitions,
-        plan.concurrency,
-        session.engine.backend()
-    )?;
-    let shape = &loaded.shape;
-    writeln!(
-        w,
-        "per partition: {} constraints, {} public inputs, {} aux variables, domain 2^{}",
-        shape.num_constraints,
-        shape.num_inputs,
-        shape.num_aux,
-        shape.log2_domain()
-    )?;
+    writeln!(w, "{}", header(session))?;
+    let parts = &session.plan.parts;
+    for part in parts {
+        let shape = match parts.len() {
+            1 => loaded.shape.clone(),
+            _ => part.workload.shape()?,
+        };
+        let whose = match parts.len() {
+            1 => String::new(),
+            _ => format!("{}: ", part.workload.label()),
+        };
+        writeln!(
+            w,
+            "{whose}per partition: {} constraints, {} public inputs, {} aux variables, domain 2^{}",
+            shape.num_constraints,
+            shape.num_inputs,
+            shape.num_aux,
+            shape.log2_domain()
+        )?;
+    }
     writeln!(
         w,
         "{:<12} {:>10} {:>10} {:>10}",
@@ -244,6 +202,7 @@ fn write_table(
         "proofs {}/{} verified · wall {:.2} s · {:.0} proofs/hour",
         summary.verified, summary.proofs, summary.wall_seconds, summary.proofs_per_hour
     )?;
+    write_kinds(w, &summary.kinds)?;
     if session.engine.bus().is_enabled() {
         for d in out.report.devices(out.start, out.end) {
             writeln!(
@@ -290,6 +249,40 @@ fn verdict(session: &Session, out: &RunOutput) -> provetop_telemetry::advice::Ve
         cores,
         Some(session.plan.concurrency),
     )
+}
+
+/// A line per kind of job when there are several: `kind winning-post: 2 job(s), 2/2 verified ·
+/// 720 proofs/hour · latency 4.10 s (3.90–4.30) · synthesis 0.21 s, msm_h 1.90 s, …`.
+pub fn write_kinds(
+    w: &mut impl Write,
+    kinds: &std::collections::BTreeMap<String, provetop_telemetry::report::KindSummary>,
+) -> Result<()> {
+    if kinds.len() < 2 {
+        return Ok(());
+    }
+    for (kind, k) in kinds {
+        let mut line = format!(
+            "kind {kind}: {} job(s), {}/{} verified · {:.0} proofs/hour",
+            k.jobs, k.verified, k.proofs, k.proofs_per_hour
+        );
+        if let Some(l) = &k.latency {
+            line.push_str(&format!(
+                " · latency {:.2} s ({:.2}–{:.2})",
+                l.median, l.min, l.max
+            ));
+        }
+        let stages: Vec<String> = Stage::PROOF_STAGES
+            .iter()
+            .filter_map(|s| k.stages.get(s.key()).map(|v| (s.key(), v.median)))
+            .filter(|(_, v)| *v >= 0.0005)
+            .map(|(s, v)| format!("{s} {v:.2} s"))
+            .collect();
+        if !stages.is_empty() {
+            line.push_str(&format!(" · {}", stages.join(", ")));
+        }
+        writeln!(w, "{}", provetop_telemetry::text::printable(&line))?;
+    }
+    Ok(())
 }
 
 /// `bottleneck: …` and one `advice: …` line per recommendation (`advice: none` for none).

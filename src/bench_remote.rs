@@ -1,7 +1,7 @@
 //! `bench --request FILE --server ADDR`: the request proved `--proofs` times by a running
 //! `provetop serve` (or any `cuzk.v1.ProvingEngine`) instead of an engine here, each answer
-//! checked with filecoin-proofs' `verify_seal`: proofs per hour through the API, to set beside
-//! `bench --request FILE` on the same machine and settings.
+//! checked with filecoin-proofs' own verifier of its kind (`verify_seal`, …): proofs per hour
+//! through the API, to set beside `bench --request FILE` on the same machine and settings.
 
 use anyhow::{anyhow, Context, Result};
 use provetop_proto::cuzk::v1::await_proof_response::Status;
@@ -37,9 +37,9 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
         ))
     })?;
     let request = usage(crate::request_file::read(path))?;
-    let (c1, _) = usage(crate::serve::request_c1(&request))?;
-    let circuit_id = crate::serve::circuit_id(c1.size);
-    drop(c1);
+    let (kind, size) = usage(crate::serve::check_request(&request))?;
+    let circuit_id = kind.circuit_id(size);
+    let verifier = kind.verifier();
     let checker = crate::verify::Checker::new(&request, args.engine.params_cache.clone())?;
     let proofs = args.engine.proofs;
     let outstanding = match args.engine.concurrency {
@@ -63,7 +63,7 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
     for (i, a) in answers.iter().enumerate() {
         match a.status {
             Status::Completed if checker.check(&a.proof)? => verified += 1,
-            Status::Completed => failed.push(format!("{i}: verify_seal rejected the proof")),
+            Status::Completed => failed.push(format!("{i}: {verifier} rejected the proof")),
             s => failed.push(format!("{i}: {} {}", s.as_str_name(), a.error)),
         }
     }
@@ -93,7 +93,7 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
         println!("{report}");
     } else {
         println!(
-            "{verified}/{proofs} verified by verify_seal through {server} in {:.1} s: {per_hour:.0} proofs/h \
+            "{verified}/{proofs} verified by {verifier} through {server} in {:.1} s: {per_hour:.0} proofs/h \
              · median {total_ms} ms a request, {queue_ms} ms of it queued",
             wall.as_secs_f64()
         );

@@ -58,7 +58,7 @@ pub fn main(cli: &Cli) -> Result<i32> {
     let settings = settings(args.config.as_deref(), cli.theme.as_deref())?;
     let mut session = run::start(args)?;
     // On the normal screen, before the dashboard takes it: parameter generation reports there.
-    run::prepare_params(&session)?;
+    crate::params::prepare(&session)?;
     let events = session.engine.bus().subscribe(BUS_CAPACITY);
     let recorder = session.recorder.take();
     let mut app = App::new(

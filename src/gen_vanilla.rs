@@ -1,10 +1,11 @@
 //! `provetop gen-vanilla`: the `SubmitProofRequest` Curio would send for a test sector sealed
 //! here (or the cached one) under a miner's id, in proto3's JSON mapping, to prove through
-//! `serve` or `bench --request` and check with `verify`.
+//! `serve` or `bench --request` and check with `verify`: a PoRep C2 (the sector's C1 output), a
+//! SnapDeals update of it, a WindowPoSt partition over it or a WinningPoSt.
 
 use anyhow::{bail, Context, Result};
-use provetop_porep::{ProofVersion, SectorSize};
-use provetop_proto::cuzk::v1::{Priority, ProofKind, SubmitProofRequest};
+use provetop_porep::{Kind, ProofVersion, SectorSize};
+use provetop_proto::cuzk::v1::SubmitProofRequest;
 
 use crate::cli::GenVanillaArgs;
 use crate::run::usage;
@@ -24,12 +25,7 @@ fn miner(args: &GenVanillaArgs) -> Result<u64> {
 }
 
 pub fn main(args: &GenVanillaArgs) -> Result<i32> {
-    if args.kind != "porep" {
-        return usage(Err(anyhow::anyhow!(
-            "--kind {}: only porep requests are made here for now",
-            args.kind
-        )));
-    }
+    let kind: Kind = usage(args.kind.parse().context("--kind"))?;
     let size: SectorSize = usage(args.sector_size.parse().context("--sector-size"))?;
     if !size.sealable() {
         return usage(Err(anyhow::anyhow!(
@@ -41,43 +37,60 @@ pub fn main(args: &GenVanillaArgs) -> Result<i32> {
     usage(checked.map_err(Into::into))?;
     // Before any of filecoin-proofs' code: it reads its settings once.
     let vk_dir = provetop_porep::filecoin::configure(None)?;
-    let prover_id = crate::serve::prover_id_of_miner(miner_id);
-    let sealed = provetop_porep::seal::sealed_c1_as(
-        size,
-        args.seed,
-        Some((prover_id, args.sector_id)),
-        &|m| eprintln!("porep: {m}"),
-    );
+    let made = request(kind, size, miner_id, args);
     let _ = std::fs::remove_dir_all(&vk_dir);
-    let sealed = sealed?;
-    // lotus-bench's wrapper as Curio sends it: no prover id inside, the miner names it.
-    let mut wrapper = sealed.c1.to_wrapped_json(args.sector_id, &prover_id);
-    if let Some(m) = wrapper.as_object_mut() {
-        m.remove("ProverId");
-    }
-    let version = ProofVersion::V1_1;
-    let request = SubmitProofRequest {
-        request_id: format!("porep-{miner_id}-{}", args.sector_id),
-        proof_kind: ProofKind::PorepSealCommit as i32,
-        sector_size: size.bytes(),
-        registered_proof: version.registered_id(size),
-        priority: Priority::Normal as i32,
-        vanilla_proof: serde_json::to_vec(&wrapper)?,
-        sector_number: args.sector_id,
-        miner_id,
-        ..Default::default()
-    };
+    let request = made?;
     let json = serde_json::to_vec_pretty(&crate::request_file::to_json(&request))?;
     let tmp = args.out.with_extension("tmp");
     std::fs::write(&tmp, json)
         .and_then(|_| std::fs::rename(&tmp, &args.out))
         .with_context(|| format!("writing {}", args.out.display()))?;
     eprintln!(
-        "gen-vanilla: {} request for miner f0{miner_id}, sector {} ({}) in {}",
-        version.registered_name(size),
+        "gen-vanilla: {kind} request for miner f0{miner_id}, sector {} ({}) in {}",
         args.sector_id,
         request.request_id,
         args.out.display()
     );
     Ok(0)
+}
+
+/// The request for the sector sealed under the miner's id and `--sector-id`.
+fn request(
+    kind: Kind,
+    size: SectorSize,
+    miner_id: u64,
+    args: &GenVanillaArgs,
+) -> Result<SubmitProofRequest> {
+    let prover_id = crate::serve::prover_id_of_miner(miner_id);
+    let ids = Some((prover_id, args.sector_id));
+    let progress = |m: &str| eprintln!("{kind}: {m}");
+    let mut r = SubmitProofRequest {
+        request_id: format!("{kind}-{miner_id}-{}", args.sector_id),
+        proof_kind: crate::serve::proof_kind(kind) as i32,
+        sector_size: size.bytes(),
+        priority: crate::serve::curio_priority(kind) as i32,
+        sector_number: args.sector_id,
+        miner_id,
+        ..Default::default()
+    };
+    if kind == Kind::Porep {
+        let sealed = provetop_porep::seal::sealed_c1_as(size, args.seed, ids, &progress)?;
+        // lotus-bench's wrapper as Curio sends it: no prover id inside, the miner names it.
+        let mut wrapper = sealed.c1.to_wrapped_json(args.sector_id, &prover_id);
+        if let Some(m) = wrapper.as_object_mut() {
+            m.remove("ProverId");
+        }
+        r.registered_proof = ProofVersion::V1_1.registered_id(size);
+        r.vanilla_proof = serde_json::to_vec(&wrapper)?;
+        return Ok(r);
+    }
+    let inputs = provetop_porep::prepared::sealed_inputs(kind, size, args.seed, ids, &progress)?;
+    r.registered_proof = inputs.registered_proof;
+    r.vanilla_proofs = inputs.vanilla_proofs;
+    r.randomness = inputs.randomness;
+    r.partition_index = inputs.partition_index;
+    r.comm_r_old = inputs.comm_r_old;
+    r.comm_r_new = inputs.comm_r_new;
+    r.comm_d_new = inputs.comm_d_new;
+    Ok(r)
 }

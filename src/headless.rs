@@ -13,7 +13,7 @@ pub fn main(args: &EngineArgs, note: Option<&str>) -> Result<i32> {
     if let Some(note) = note {
         eprintln!("{note}");
     }
-    run::prepare_params(&session)?;
+    crate::params::prepare(&session)?;
     let plan = &session.plan;
     eprintln!(
         "provetop: proving {} job(s) of {} ({} partition(s) each) on the {} backend",

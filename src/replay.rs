@@ -191,6 +191,9 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
             ));
         }
     }
+    let mut kinds = vec![];
+    crate::bench::write_kinds(&mut kinds, &summary.kinds)?;
+    lines.extend(String::from_utf8_lossy(&kinds).lines().map(str::to_string));
     for d in &devices {
         lines.push(format!(
             "device {} busy {:.1} % ({} partitions)",

@@ -5,22 +5,24 @@ use anyhow::{Context, Result};
 use crossbeam_channel::select;
 use provetop_engine::backend::BackendKind;
 use provetop_engine::circuit::Workload;
-use provetop_engine::params::cache::Origin;
-use provetop_engine::params::store::{Loaded, ParamsStore};
-use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome, PartitionResult, Scheduled};
+use provetop_engine::params::store::ParamsStore;
+use provetop_engine::pipeline::{
+    EngineHandle, JobId, JobSpec, Outcome, PartitionResult, Priority, Scheduled,
+};
 use provetop_telemetry::config::EngineConfig;
 use provetop_telemetry::export::prometheus::{self, Exporter};
 use provetop_telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
 use provetop_telemetry::report::ReportBuilder;
 use provetop_telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
-use std::io::IsTerminal;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::cli::{Concurrency, EngineArgs, OnOff, WorkloadName};
 use crate::config_file;
-use provetop_porep::{Porep, PorepArgs, SectorSize};
+use crate::mix::{Mix, Sequence};
+use provetop_porep::Prepared;
 
 /// Bad usage or input: exits with code 2.
 #[derive(Debug)]
@@ -38,17 +40,59 @@ pub fn usage<T>(r: Result<T>) -> Result<T> {
     r.map_err(|e| UsageError(e).into())
 }
 
+/// One kind of job a run submits.
+#[derive(Clone)]
+pub struct Part {
+    pub workload: Workload,
+    pub partitions: u32,
+    /// Its share of the jobs (`--mix` weights; 1 alone).
+    pub weight: u32,
+    pub priority: Priority,
+    /// The Filecoin proof it is, for filecoin-proofs' own verification.
+    pub filecoin: Option<Arc<Prepared>>,
+}
+
 /// What a run proves.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Plan {
+    /// The first part's workload and partitions: every job's unless `--mix` gives more parts.
     pub workload: Workload,
     pub proofs: u64,
     pub partitions: u32,
+    /// Every kind of job, in `--mix`'s order (one without it).
+    pub parts: Vec<Part>,
     pub concurrency: u64,
     /// Why `--concurrency auto` chose `concurrency`; None when it was given.
     pub concurrency_auto: Option<String>,
     pub seed: u64,
     pub schedule: Vec<Scheduled>,
+}
+
+impl Plan {
+    /// What the run proves, for its header: the workload's label, or each kind of the mix
+    /// with its weight (`porep-8MiB:8 window-post-8MiB:1`).
+    pub fn label(&self) -> String {
+        match self.parts.len() {
+            1 => self.workload.label(),
+            _ => {
+                let each: Vec<String> = self
+                    .parts
+                    .iter()
+                    .map(|p| format!("{}:{}", p.workload.label(), p.weight))
+                    .collect();
+                format!("mix {}", each.join(" "))
+            }
+        }
+    }
+
+    /// The partitions of the run's jobs, in all.
+    pub fn total_partitions(&self) -> u64 {
+        let weights: Vec<u32> = self.parts.iter().map(|p| p.weight).collect();
+        Sequence::first(&weights, self.proofs)
+            .into_iter()
+            .map(|i| u64::from(self.parts[i].partitions))
+            .sum()
+    }
 }
 
 pub struct Session {
@@ -57,8 +101,6 @@ pub struct Session {
     pub plan: Plan,
     /// Parameters come from `--params FILE` (or Filecoin's, from `--params-dir`).
     pub params_file: bool,
-    /// The PoRep sector being proved, for filecoin-proofs' own verification.
-    pub porep: Option<Arc<Porep>>,
     /// The Prometheus endpoint of `--metrics-addr`, serving while the session lives.
     pub _metrics: Option<Exporter>,
     /// The recording of `--record FILE`; dropping it closes the file properly.
@@ -75,6 +117,11 @@ fn default_log2(backend: BackendKind) -> u32 {
 
 /// Reads config and flags, validates everything, and starts the engine.
 pub fn start(args: &EngineArgs) -> Result<Session> {
+    start_mixed(args, None)
+}
+
+/// [`start`] for a run of several kinds of Filecoin proofs (`bench --mix`).
+pub fn start_mixed(args: &EngineArgs, mix: Option<&Mix>) -> Result<Session> {
     let file = usage(config_file::load(args.config.as_deref()))?;
     let cfg = usage(config_file::engine_config(&file, args))?;
     let (engine_backend, why_not_cuda) = provetop_engine::backend::resolve(cfg.backend);
@@ -83,48 +130,17 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
     }
     usage(crate::bounds::counts(args.proofs, args.partitions))?;
     usage(crate::bounds::backend(&cfg, engine_backend))?;
-    // A request file holds a PoRep C1 output.
-    let kind = match args.request {
-        Some(_) => WorkloadName::Porep,
-        None => args.workload,
-    };
-    let porep = match kind {
-        WorkloadName::Porep => Some(Arc::new(usage(prepare_porep(args))?)),
-        _ => None,
-    };
-    let workload = match (kind, &porep) {
-        (WorkloadName::Synthetic, _) => Workload::Synthetic {
-            log2_constraints: args
-                .log2_constraints
-                .unwrap_or(default_log2(engine_backend)),
-        },
-        (WorkloadName::Sha256, _) => Workload::Sha256 {
-            blocks: args.blocks,
-        },
-        (WorkloadName::Porep, Some(p)) => Workload::External {
-            circuit: p.name.clone(),
-        },
-        (WorkloadName::Porep, None) => unreachable!("prepared above"),
-    };
-    usage(workload.validate())?;
-    usage(crate::bounds::budgets(&cfg, engine_backend, &workload))?;
-    let partitions = match &porep {
-        Some(p) if args.partitions != 1 && args.partitions != p.partitions => {
-            return Err(UsageError(anyhow::anyhow!(
-                "--partitions {}: a {} sector has {} partitions",
-                args.partitions,
-                p.c1.size,
-                p.partitions
-            ))
-            .into())
-        }
-        Some(p) => p.partitions,
-        None => args.partitions,
-    };
-    let params = match (
-        &args.params,
-        porep.as_ref().and_then(|p| p.params_file.clone()),
-    ) {
+    let parts = usage(parts(args, mix, engine_backend))?;
+    for part in &parts {
+        usage(part.workload.validate())?;
+        usage(crate::bounds::budgets(&cfg, engine_backend, &part.workload))?;
+    }
+    let first = parts[0].clone();
+    let filecoin_params = first
+        .filecoin
+        .as_ref()
+        .and_then(|f| f.circuits().params_file.clone());
+    let params = match (&args.params, filecoin_params) {
         (Some(_), Some(_)) => {
             return Err(UsageError(anyhow::anyhow!(
                 "--params and --params-dir both name parameters: give one"
@@ -133,10 +149,17 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         }
         (p, f) => p.clone().or(f),
     };
+    if params.is_some() && parts.len() > 1 {
+        return Err(UsageError(anyhow::anyhow!(
+            "--mix proves with parameters made here: --params and --params-dir name one circuit's"
+        ))
+        .into());
+    }
     let plan = Plan {
-        workload,
+        workload: first.workload,
         proofs: args.proofs,
-        partitions,
+        partitions: first.partitions,
+        parts,
         // `auto` is chosen once the engine knows its workers.
         concurrency: match args.concurrency {
             Concurrency::Jobs(n) => n,
@@ -257,62 +280,65 @@ pub fn start(args: &EngineArgs) -> Result<Session> {
         cfg,
         plan,
         params_file: params.is_some(),
-        porep,
         _metrics: metrics,
         recorder,
     })
 }
 
-/// Reads or seals the sector of `--workload porep` and registers its circuits; every input is
-/// checked here, before parameters or proofs.
-fn prepare_porep(args: &EngineArgs) -> Result<Porep> {
-    if let Some(path) = &args.request {
-        return porep_of_request(path, args);
+/// The kinds of job a run submits: the workload of the flags, a request file's proof, or each
+/// kind of `--mix`, every input checked before parameters or proofs.
+fn parts(args: &EngineArgs, mix: Option<&Mix>, backend: BackendKind) -> Result<Vec<Part>> {
+    let normal = Priority::Normal;
+    let part = |filecoin: Option<Prepared>, weight, priority| -> Result<Part> {
+        let workload = match (&filecoin, args.workload) {
+            (Some(f), _) => Workload::External {
+                circuit: f.circuits().name.clone(),
+            },
+            (None, WorkloadName::Sha256) => Workload::Sha256 {
+                blocks: args.blocks,
+            },
+            (None, _) => Workload::Synthetic {
+                log2_constraints: args.log2_constraints.unwrap_or(default_log2(backend)),
+            },
+        };
+        let partitions = match &filecoin {
+            Some(f) => crate::filecoin::partitions(f, args.partitions)?,
+            None => args.partitions,
+        };
+        Ok(Part {
+            workload,
+            partitions,
+            weight,
+            priority,
+            filecoin: filecoin.map(Arc::new),
+        })
+    };
+    match (mix, &args.request, args.workload.filecoin()) {
+        (Some(_), Some(_), _) => anyhow::bail!("--mix and --request: a request file is one proof"),
+        (Some(mix), None, _) => mix
+            .0
+            .iter()
+            .map(|(kind, weight)| {
+                let f = crate::filecoin::prepare(*kind, args)?;
+                // As Curio sends them: a WinningPoSt critical, a WindowPoSt high.
+                let wire = crate::serve::proof_kind(*kind);
+                let priority = crate::serve::priority(0, wire);
+                part(Some(f), *weight, priority)
+            })
+            .collect(),
+        // A request file holds a Filecoin proof of its own kind.
+        (None, Some(path), _) => Ok(vec![part(
+            Some(crate::filecoin::prepare_request(path, args)?),
+            1,
+            normal,
+        )?]),
+        (None, None, Some(kind)) => Ok(vec![part(
+            Some(crate::filecoin::prepare(kind, args)?),
+            1,
+            normal,
+        )?]),
+        (None, None, None) => Ok(vec![part(None, 1, normal)?]),
     }
-    let sector_size = args
-        .sector_size
-        .as_deref()
-        .map(|s| s.parse::<SectorSize>().context("--sector-size"))
-        .transpose()?;
-    let porep = provetop_porep::prepare(
-        &PorepArgs {
-            sector_size,
-            c1: args.c1.clone(),
-            prover_id: args.prover_id.clone(),
-            sector_id: args.sector_id,
-            params_dir: args.params_dir.clone(),
-            seed: args.seed,
-        },
-        &|m| eprintln!("porep: {m}"),
-    )?;
-    eprintln!(
-        "porep: {} sector, {} partition(s), {}",
-        porep.c1.size,
-        porep.partitions,
-        porep.c1.version.registered_name(porep.c1.size)
-    );
-    Ok(porep)
-}
-
-/// The sector of a request file, checked as `serve` checks a request.
-fn porep_of_request(path: &std::path::Path, args: &EngineArgs) -> Result<Porep> {
-    let what = || format!("--request {}", path.display());
-    let r = crate::request_file::read(path).with_context(what)?;
-    let (c1, prover_id) = crate::serve::request_c1(&r).with_context(what)?;
-    let name = format!("porep-{}", c1.size);
-    let porep = provetop_porep::source::register(
-        c1,
-        Some(prover_id),
-        Some(r.sector_number),
-        args.params_dir.as_deref(),
-        &name,
-    )
-    .with_context(what)?;
-    eprintln!(
-        "porep: request {:?}: miner f0{}, sector {}, {} sector, {} partition(s)",
-        r.request_id, r.miner_id, r.sector_number, porep.c1.size, porep.partitions
-    );
-    Ok(porep)
 }
 
 /// What a session is about: the dashboard's header, and a recording's.
@@ -357,122 +383,11 @@ pub fn report_recording(s: RecorderStatus) {
     }
 }
 
-/// Loads or generates the workload's parameters, reporting progress on stderr at most once a
-/// second. A mismatching `--params` file is bad input.
-pub fn prepare_params(session: &Session) -> Result<Arc<Loaded>> {
-    let workload = &session.plan.workload;
-    let started = Instant::now();
-    let last = parking_lot::Mutex::new(Instant::now());
-    let label = workload.label();
-    let tty = std::io::stderr().is_terminal();
-    let progress = |stage: &str, done: usize, total: usize| {
-        let mut last = last.lock();
-        // On a terminal one line redrawn in place; elsewhere a line every few seconds.
-        let every = Duration::from_secs(if tty { 1 } else { 5 });
-        if last.elapsed() >= every {
-            *last = Instant::now();
-            let line = progress_line(&label, stage, done, total, started.elapsed());
-            match tty {
-                true => eprint!("\r\x1b[2K{line}"),
-                false => eprintln!("{line}"),
-            }
-        }
-    };
-    let store: &ParamsStore = session.engine.store();
-    let loaded = store
-        .get(workload, &progress)
-        .with_context(|| format!("parameters for {label}"));
-    if tty && started.elapsed() >= Duration::from_secs(1) {
-        eprintln!();
-    }
-    // Parameters the user named that do not fit are bad input; a failed setup is not.
-    let loaded = if session.params_file {
-        usage(loaded)
-    } else {
-        loaded
-    }?;
-    let precompiled = session.engine.precompiled_for(&session.plan.workload);
-    if precompiled {
-        record_circuit(session)?;
-    }
-    reserve_prestage(session, &loaded, precompiled);
-    Ok(loaded)
-}
-
-/// `params: generating for sha256-4: G1 queries [######------]  52% · 0:41 elapsed, ~0:38 left`.
-fn progress_line(label: &str, stage: &str, done: usize, total: usize, took: Duration) -> String {
-    let frac = if total > 0 {
-        (done as f64 / total as f64).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let filled = (frac * 20.0).round() as usize;
-    let clock = |s: f64| format!("{}:{:02}", (s / 60.0) as u64, (s % 60.0) as u64);
-    let secs = took.as_secs_f64();
-    let left = match frac > 0.0 {
-        true => format!(", ~{} left", clock(secs * (1.0 - frac) / frac)),
-        false => String::new(),
-    };
-    format!(
-        "params: generating for {label}: {stage} [{}{}] {:>3.0}% · {} elapsed{left}",
-        "#".repeat(filled),
-        "-".repeat(20 - filled),
-        frac * 100.0,
-        clock(secs)
-    )
-}
-
-/// Records the workload's circuit for the pre-compiled path before the first job (or reads
-/// it from the cache beside the parameters), with progress on stderr.
-fn record_circuit(session: &Session) -> Result<()> {
-    let workload = &session.plan.workload;
-    let label = workload.label();
-    let last = parking_lot::Mutex::new(Instant::now());
-    let progress = |_: &str, done: usize, total: usize| {
-        let mut last = last.lock();
-        if last.elapsed() >= Duration::from_secs(1) && total > 0 {
-            *last = Instant::now();
-            eprintln!(
-                "circuit: recording {label}: {:.0}%",
-                100.0 * done as f64 / total as f64
-            );
-        }
-    };
-    let (pc, origin) = session.engine.store().circuit(workload, &progress)?;
-    if let Some(Origin::Generated { seconds, .. }) = origin {
-        eprintln!(
-            "circuit: recorded {label} in {seconds:.1} s ({} terms, {:.0} MB)",
-            pc.nnz(),
-            pc.bytes() as f64 / 1e6
-        );
-    }
-    Ok(())
-}
-
-/// Page-locks the prestaging memory before the first job, saying so when it takes a while.
-/// Failing to is not an error: partitions then stage as they go.
-fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool) {
-    let start = Instant::now();
-    match session.engine.reserve_prestage(loaded, precompiled) {
-        Ok(0) => {}
-        Ok(bytes) => {
-            let line = format!(
-                "prestage: {:.1} GB of page-locked memory for witnesses in {:.1} s",
-                bytes as f64 / 1e9,
-                start.elapsed().as_secs_f64()
-            );
-            tracing::info!("{line}");
-            eprintln!("{line}");
-        }
-        Err(e) => tracing::warn!(
-            "prestage: could not page-lock memory ahead ({e:#}); partitions will stage as they go"
-        ),
-    }
-}
-
 /// What a finished (or stopped) run hands to its reporter.
 pub struct RunOutput {
     pub results: Vec<PartitionResult>,
+    /// Each submitted job's part of the plan (its index in `Plan::parts`).
+    pub job_parts: BTreeMap<JobId, usize>,
     pub report: ReportBuilder,
     pub start: Nanos,
     pub end: Nanos,
@@ -526,20 +441,30 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
     let engine = &session.engine;
     let plan = &session.plan;
     let stop = stop_flag()?;
-    let mut open = std::collections::BTreeSet::new();
+    let mut open = BTreeSet::new();
     let events = engine.bus().subscribe(1 << 20);
     let mut report = ReportBuilder::default();
     let start = engine.clock().now();
     engine.schedule(plan.schedule.clone());
-    let spec = JobSpec {
-        workload: plan.workload.clone(),
-        partitions: plan.partitions,
-        seed: plan.seed,
-        priority: provetop_engine::pipeline::Priority::Normal,
+    let weights: Vec<u32> = plan.parts.iter().map(|p| p.weight).collect();
+    let mut sequence = Sequence::new(&weights);
+    let mut job_parts = BTreeMap::new();
+    let mut submit = |open: &mut BTreeSet<JobId>| -> Result<()> {
+        let i = sequence.next_part();
+        let part = &plan.parts[i];
+        let job = engine.submit(JobSpec {
+            workload: part.workload.clone(),
+            partitions: part.partitions,
+            seed: plan.seed,
+            priority: part.priority,
+        })?;
+        job_parts.insert(job, i);
+        open.insert(job);
+        Ok(())
     };
     let mut submitted = 0;
     while submitted < plan.proofs.min(plan.concurrency) {
-        open.insert(engine.submit(spec.clone())?);
+        submit(&mut open)?;
         submitted += 1;
     }
     let mut done = 0;
@@ -562,7 +487,7 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
                     done += 1;
                     open.remove(&job);
                     if submitted < plan.proofs {
-                        open.insert(engine.submit(spec.clone())?);
+                        submit(&mut open)?;
                         submitted += 1;
                     }
                 }
@@ -583,6 +508,7 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
     results.sort_by_key(|r| (r.record.job, r.record.partition));
     Ok(RunOutput {
         results,
+        job_parts,
         report,
         start,
         end,
@@ -600,20 +526,5 @@ pub fn observe(report: &mut ReportBuilder, e: &Event) {
         Event::Sample(s) => report.add_sample(s),
         Event::Mark(m) => report.add_mark(m.clone()),
         _ => {}
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parameter_progress_has_a_bar_the_elapsed_time_and_what_is_left() {
-        let line = progress_line("k14", "G1 queries", 25, 100, Duration::from_secs(30));
-        assert_eq!(
-            line,
-            "params: generating for k14: G1 queries [#####---------------]  25% · 0:30 elapsed, ~1:30 left"
-        );
-        assert!(!progress_line("k14", "tau", 0, 0, Duration::ZERO).contains("left"));
     }
 }

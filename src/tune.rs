@@ -2,6 +2,7 @@
 //! `[engine]` settings (and the jobs kept in flight); a table of what was tried, the best
 //! configuration, and `--write` to save it. The search itself is in `search`.
 
+pub mod budget;
 mod search;
 
 use anyhow::{Context, Result};
@@ -34,7 +35,7 @@ pub fn main(args: &TuneArgs) -> Result<i32> {
         true => Some(run::usage(write_path(args))?),
     };
     let mut session = run::start(&args.engine)?;
-    run::prepare_params(&session)?;
+    crate::params::prepare(&session)?;
     let engine = &session.engine;
     let plan = &session.plan;
     let cuda = engine.backend() == BackendKind::Cuda;

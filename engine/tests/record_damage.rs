@@ -7,7 +7,7 @@
 
 use provetop_engine::telemetry::fixture::{self, Spec};
 use provetop_engine::telemetry::record::{
-    Header, OpenError, Record, RecorderOptions, Recording, Writer,
+    Header, OpenError, Record, RecorderOptions, Recording, Writer, VERSION,
 };
 use std::io::Cursor;
 
@@ -177,9 +177,10 @@ fn files_that_cannot_be_replayed_say_why() {
     assert!(err(b"{\"version\": 1}\n").contains("not a provetop recording"));
     // A newer format (its checksum recomputed, so only the version differs).
     let mut newer = s.bytes.clone();
-    newer[16] = 2;
+    newer[16] = (VERSION + 1) as u8;
     let e = err(&newer);
-    assert!(e.contains("format 2") && e.contains("newer"), "{e}");
+    let format = format!("format {}", VERSION + 1);
+    assert!(e.contains(&format) && e.contains("newer"), "{e}");
     // A header that claims a huge JSON is refused before anything is allocated for it.
     let mut huge = s.bytes.clone();
     huge[20..24].copy_from_slice(&u32::MAX.to_le_bytes());

@@ -93,7 +93,7 @@ fn main() {
         };
         let porep = prepare(&args, &|line| eprintln!("{line}")).expect("a PoRep sector");
         cases.push(Workload::External {
-            circuit: porep.name,
+            circuit: porep.circuits.name,
         });
     }
     if picked("sha256") {

@@ -1,17 +1,14 @@
-//! filecoin-proofs' side: where its settings point (parameters, the graph's parent cache) and
-//! its own verifier, `verify_seal`, run over our proofs with our verifying key.
+//! filecoin-proofs' side: where its settings point (parameters, the graph's parent cache), and
+//! our verifying key handed to its own verifiers (`verify_seal` and the others), which read it
+//! from its parameter folder.
 
 use anyhow::{Context, Result};
 use provetop_engine::params::{io, VerifyingKey};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::parameter_cache::verifying_key_id;
-use storage_proofs_core::sector::SectorId;
 
-use crate::sector::SectorSize;
-use crate::source::{with_tree, Porep};
-use filecoin_proofs::constants::{SectorShape32GiB, SectorShape64GiB, SectorShapeBase};
+use crate::compound::Registered;
 
 /// Points filecoin-proofs at `params_dir` (read only) or, without one, at a folder of this
 /// process where our verifying key is written, and its parent cache under ours. Its settings
@@ -51,52 +48,23 @@ fn private_dir() -> Result<PathBuf> {
 }
 
 /// Removes the per-process key folder of [`configure`], if it made one.
-pub fn cleanup(porep: &Porep) {
-    if porep.params_file.is_none() {
-        let _ = std::fs::remove_dir_all(&porep.vk_dir);
+pub fn cleanup(circuits: &Registered) {
+    if circuits.params_file.is_none() {
+        let _ = std::fs::remove_dir_all(&circuits.vk_dir);
     }
 }
 
-/// Runs filecoin-proofs' `verify_seal` on a job's proofs (its partitions' 192-byte proofs in
-/// order) with `vk`. Needs the prover and sector ids; `None` when either is unknown.
-pub fn verify(porep: &Porep, vk: &VerifyingKey, proofs: &[u8]) -> Result<Option<bool>> {
-    let (Some(prover_id), Some(sector_id)) = (porep.prover_id, porep.sector_id) else {
-        return Ok(None);
-    };
-    let vk_path = porep.vk_dir.join(verifying_key_id(&porep.cache_id));
-    if porep.params_file.is_none() {
-        // Our key, for parameters we generated: filecoin-proofs reads it from its cache folder.
-        let mut bytes = vec![];
-        io::write_vk(vk, &mut bytes)?;
-        // Into the folder `configure` made: never one made again under its name.
-        std::fs::write(&vk_path, bytes)
-            .with_context(|| format!("writing {}", vk_path.display()))?;
+/// Puts `vk` where filecoin-proofs' verifiers read the key of `circuits` (for parameters we
+/// generated; Filecoin's own come with their `.vk`).
+pub(crate) fn provide_vk(circuits: &Registered, vk: &VerifyingKey) -> Result<()> {
+    if circuits.params_file.is_some() {
+        return Ok(());
     }
-    let c1 = &porep.c1;
-    let ok = with_tree!(
-        c1.size,
-        verify_seal(porep, prover_id, SectorId::from(sector_id), proofs)
-    )?;
-    Ok(Some(ok))
-}
-
-fn verify_seal<Tree: 'static + MerkleTreeTrait>(
-    porep: &Porep,
-    prover_id: [u8; 32],
-    sector_id: SectorId,
-    proofs: &[u8],
-) -> Result<bool> {
-    let c1 = &porep.c1;
-    filecoin_proofs::verify_seal::<Tree>(
-        &c1.version.porep_config(c1.size),
-        c1.comm_r,
-        c1.comm_d,
-        prover_id,
-        sector_id,
-        c1.ticket,
-        c1.seed,
-        proofs,
-    )
+    let vk_path = circuits.vk_dir.join(verifying_key_id(&circuits.cache_id));
+    let mut bytes = vec![];
+    io::write_vk(vk, &mut bytes)?;
+    // Into the folder `configure` made: never one made again under its name.
+    std::fs::write(&vk_path, bytes).with_context(|| format!("writing {}", vk_path.display()))
 }
 
 #[cfg(test)]

@@ -7,6 +7,26 @@ use filecoin_proofs::{
 };
 use storage_proofs_core::api_version::ApiVersion;
 
+/// Runs `$f::<Tree>($args)` with the merkle tree type of a sector size.
+macro_rules! with_tree {
+    ($size:expr, $f:ident ( $($args:expr),* )) => {
+        match $size {
+            $crate::sector::SectorSize::S2KiB
+            | $crate::sector::SectorSize::S8MiB
+            | $crate::sector::SectorSize::S512MiB => {
+                $f::<filecoin_proofs::constants::SectorShapeBase>($($args),*)
+            }
+            $crate::sector::SectorSize::S32GiB => {
+                $f::<filecoin_proofs::constants::SectorShape32GiB>($($args),*)
+            }
+            $crate::sector::SectorSize::S64GiB => {
+                $f::<filecoin_proofs::constants::SectorShape64GiB>($($args),*)
+            }
+        }
+    };
+}
+pub(crate) use with_tree;
+
 /// The sector sizes of Filecoin's registered seal proofs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SectorSize {

@@ -3,39 +3,22 @@
 
 use anyhow::{bail, Context, Result};
 use filecoin_hashers::{Domain, Hasher};
-use filecoin_proofs::constants::{SectorShape32GiB, SectorShape64GiB, SectorShapeBase};
 use filecoin_proofs::parameters::setup_params;
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher, SealCommitPhase1Output};
-use provetop_engine::circuit::external::{self, CircuitSource};
-use provetop_engine::circuit::precompiled::{self, Precompiled, Witness};
-use provetop_engine::circuit::{synthesize_generic, Assignment, Shape};
-use provetop_engine::params::{setup, setup::Progress, Parameters};
-use std::collections::HashMap;
+use provetop_engine::circuit::precompiled::Witness;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::proof::ProofScheme;
+use storage_proofs_core::sector::SectorId;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::c1::{parse_prover_id, C1};
-use crate::sector::SectorSize;
+use crate::compound::{self, checked, Partitions, Registered};
+use crate::kind::Kind;
+use crate::sector::{with_tree, SectorSize};
 use crate::{filecoin, seal};
 use provetop_engine::circuit::shape::hex;
-
-/// Runs `$f::<Tree>($args)` with the merkle tree type of a sector size.
-macro_rules! with_tree {
-    ($size:expr, $f:ident ( $($args:expr),* )) => {
-        match $size {
-            SectorSize::S2KiB | SectorSize::S8MiB | SectorSize::S512MiB => {
-                $f::<SectorShapeBase>($($args),*)
-            }
-            SectorSize::S32GiB => $f::<SectorShape32GiB>($($args),*),
-            SectorSize::S64GiB => $f::<SectorShape64GiB>($($args),*),
-        }
-    };
-}
-pub(crate) use with_tree;
 
 /// What `--workload porep` was given.
 #[derive(Clone, Debug, Default)]
@@ -58,23 +41,15 @@ pub struct PorepArgs {
 
 /// A registered PoRep workload.
 pub struct Porep {
-    /// The engine's name for it: `Workload::External { circuit: name }`.
-    pub name: String,
+    /// Its circuits in the engine (one partition each: 1 for 2KiB, 10 for 32GiB).
+    pub circuits: Registered,
     /// The checked C1 output its circuits are built from.
     pub c1: C1,
-    /// Groth16 partitions in one sector's proof (1 for 2KiB, 10 for 32GiB).
-    pub partitions: u32,
     /// The prover id, checked against the replica id where the sector id is known too; None:
     /// unknown, so no `verify_seal`.
     pub prover_id: Option<[u8; 32]>,
     /// The sector number; None: unknown, so no `verify_seal`.
     pub sector_id: Option<u64>,
-    /// Filecoin's `.params` file for this circuit, from `--params-dir`.
-    pub params_file: Option<PathBuf>,
-    /// Where filecoin-proofs looks for the verifying key.
-    pub vk_dir: PathBuf,
-    /// Filecoin's name for this circuit's parameters (without `v28-` and the extension).
-    pub cache_id: String,
 }
 
 /// Reads or seals the C1 output, checks it, and registers its circuits with the engine.
@@ -115,38 +90,52 @@ pub fn register(
     params_dir: Option<&std::path::Path>,
     name: &str,
 ) -> Result<Porep> {
-    let vk_dir = filecoin::configure(params_dir)?;
-    let size = c1.size;
-    let (source, cache_id) = with_tree!(size, build(&c1, prover_id, sector_id))?;
-    let params_file = match params_dir {
-        None => None,
-        Some(dir) => {
-            let file = dir.join(storage_proofs_core::parameter_cache::parameter_id(
-                &cache_id,
-            ));
-            if !file.is_file() {
-                bail!(
-                    "--params-dir {}: no {} (the parameters of {})",
-                    dir.display(),
-                    file.file_name().unwrap_or_default().to_string_lossy(),
-                    c1.version.registered_name(size)
-                );
-            }
-            Some(file)
-        }
-    };
-    let partitions = source.partitions();
-    external::register(name, source);
+    filecoin::configure(params_dir)?;
+    let circuits = with_tree!(c1.size, build(&c1, prover_id, sector_id, params_dir, name))?;
     Ok(Porep {
-        name: name.to_string(),
+        circuits,
         c1,
-        partitions,
         prover_id,
         sector_id,
-        params_file,
-        vk_dir,
-        cache_id,
     })
+}
+
+impl Porep {
+    /// filecoin-proofs' `verify_seal` over a sector's proofs (its partitions' 192-byte proofs
+    /// in order) with `vk`. Needs the prover and sector ids; `None` when either is unknown.
+    pub fn verify(
+        &self,
+        vk: &provetop_engine::params::VerifyingKey,
+        proofs: &[u8],
+    ) -> Result<Option<bool>> {
+        let (Some(prover_id), Some(sector_id)) = (self.prover_id, self.sector_id) else {
+            return Ok(None);
+        };
+        filecoin::provide_vk(&self.circuits, vk)?;
+        let ok = with_tree!(
+            self.c1.size,
+            verify_seal(&self.c1, prover_id, SectorId::from(sector_id), proofs)
+        )?;
+        Ok(Some(ok))
+    }
+}
+
+fn verify_seal<Tree: 'static + MerkleTreeTrait>(
+    c1: &C1,
+    prover_id: [u8; 32],
+    sector_id: SectorId,
+    proofs: &[u8],
+) -> Result<bool> {
+    filecoin_proofs::verify_seal::<Tree>(
+        &c1.version.porep_config(c1.size),
+        c1.comm_r,
+        c1.comm_d,
+        prover_id,
+        sector_id,
+        c1.ticket,
+        c1.seed,
+        proofs,
+    )
 }
 
 type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
@@ -171,39 +160,21 @@ pub fn parse_vanilla(c1: &C1) -> Result<usize> {
 }
 
 /// One sector's partitions, as Filecoin's crates build them.
-struct PorepSource<Tree: 'static + MerkleTreeTrait> {
+struct PorepParts<Tree: 'static + MerkleTreeTrait> {
     pub_in: PubIn<Tree>,
     pub_params: stacked::PublicParams<Tree>,
     vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>,
     /// The parameters' cache id: one per circuit structure (sector size and version).
     cache_id: String,
-    shape: OnceLock<Shape>,
-}
-
-/// Shapes by parameter cache id. Every sector of one size and version has the same circuit
-/// structure, so each served request's source finds it here instead of synthesising its blank
-/// circuit again (seconds of one core for each 8MiB request, which serialised `serve`).
-fn known_shape(cache_id: &str, derive: impl FnOnce() -> Result<Shape>) -> Result<Shape> {
-    static SHAPES: OnceLock<Mutex<HashMap<String, Shape>>> = OnceLock::new();
-    let shapes = || {
-        SHAPES
-            .get_or_init(Mutex::default)
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    };
-    if let Some(s) = shapes().get(cache_id) {
-        return Ok(s.clone());
-    }
-    let s = derive()?;
-    shapes().insert(cache_id.to_string(), s.clone());
-    Ok(s)
 }
 
 fn build<Tree: 'static + MerkleTreeTrait>(
     c1: &C1,
     prover_id: Option<[u8; 32]>,
     sector_id: Option<u64>,
-) -> Result<(Arc<dyn CircuitSource>, String)> {
+    params_dir: Option<&std::path::Path>,
+    name: &str,
+) -> Result<Registered> {
     let config = c1.version.porep_config(c1.size);
     let out = vanilla_of::<Tree>(c1)?;
     let want = usize::from(config.partitions);
@@ -252,24 +223,14 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     if let Some(k) = out.vanilla_proofs.iter().position(Vec::is_empty) {
         bail!("its partition {k} holds no challenge proofs");
     }
-    // On a pool of its own: rayon's global one may be busy with a proof for many seconds.
-    static CHECKS: OnceLock<rayon::ThreadPool> = OnceLock::new();
-    let pool = CHECKS.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .thread_name(|i| format!("porep-check-{i}"))
-            .build()
-            .expect("a two-thread pool can be built")
-    });
-    let verified = pool
-        .install(|| {
-            <StackedDrg<'_, Tree, DefaultPieceHasher> as ProofScheme<'_>>::verify_all_partitions(
-                &compound.vanilla_params,
-                &pub_in,
-                &out.vanilla_proofs,
-            )
-        })
-        .context("checking its vanilla proofs")?;
+    let verified = checked(|| {
+        <StackedDrg<'_, Tree, DefaultPieceHasher> as ProofScheme<'_>>::verify_all_partitions(
+            &compound.vanilla_params,
+            &pub_in,
+            &out.vanilla_proofs,
+        )
+    })
+    .context("checking its vanilla proofs")?;
     if !verified {
         bail!("its vanilla proofs do not verify against its comm_r, comm_d, ticket and seed");
     }
@@ -277,18 +238,28 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         StackedCircuit<Tree, DefaultPieceHasher>,
         _,
     >>::cache_identifier(&compound.vanilla_params);
-    let source = PorepSource {
+    let parts = PorepParts {
         pub_in,
         pub_params: compound.vanilla_params,
         vanilla: out.vanilla_proofs,
-        cache_id: cache_id.clone(),
-        shape: OnceLock::new(),
+        cache_id,
     };
-    Ok((Arc::new(source), cache_id))
+    compound::register(
+        name,
+        parts,
+        params_dir,
+        &c1.version.registered_name(c1.size),
+    )
 }
 
-impl<Tree: 'static + MerkleTreeTrait> PorepSource<Tree> {
-    fn circuit(&self, k: usize) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+impl<Tree: 'static + MerkleTreeTrait> Partitions for PorepParts<Tree> {
+    type Circuit = StackedCircuit<Tree, DefaultPieceHasher>;
+
+    fn count(&self) -> u32 {
+        self.vanilla.len() as u32
+    }
+
+    fn circuit(&self, k: usize) -> Result<Self::Circuit> {
         <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::circuit(
             &self.pub_in,
             (),
@@ -298,47 +269,27 @@ impl<Tree: 'static + MerkleTreeTrait> PorepSource<Tree> {
         )
     }
 
-    fn blank(&self) -> StackedCircuit<Tree, DefaultPieceHasher> {
+    fn blank(&self) -> Self::Circuit {
         <Compound<Tree> as CompoundProof<StackedDrg<'_, Tree, DefaultPieceHasher>, _>>::blank_circuit(
             &self.pub_params,
         )
     }
-}
 
-impl<Tree: 'static + MerkleTreeTrait> CircuitSource for PorepSource<Tree> {
-    fn partitions(&self) -> u32 {
-        self.vanilla.len() as u32
+    fn cache_id(&self) -> &str {
+        &self.cache_id
     }
 
-    fn shape(&self) -> Result<Shape> {
-        if let Some(s) = self.shape.get() {
-            return Ok(s.clone());
-        }
-        let s = known_shape(&self.cache_id, || Shape::of(self.blank()))?;
-        Ok(self.shape.get_or_init(|| s).clone())
+    fn kind(&self) -> Kind {
+        Kind::Porep
     }
 
-    fn synthesize(&self, partition: u32) -> Result<Assignment> {
-        let k = partition as usize % self.vanilla.len();
-        synthesize_generic(self.circuit(k)?)
-    }
-
-    fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters> {
-        setup::generate(self.blank(), shape, &mut rand::rngs::OsRng, progress)
-    }
-
-    fn witness(&self, partition: u32) -> Result<Witness> {
-        let k = partition as usize % self.vanilla.len();
-        let aux = self.shape()?.num_aux;
+    /// Each challenge on a core of its own, its SHA-256 computed natively (`witness`).
+    fn witness(&self, k: usize, aux: usize) -> Result<Witness> {
         crate::witness::partition(
             &self.pub_in,
             &self.vanilla[k],
             self.pub_params.num_layers,
             aux,
         )
-    }
-
-    fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled> {
-        precompiled::record(self.blank(), shape, progress)
     }
 }

@@ -57,7 +57,7 @@ fn porep_2kib_precompiled_equals_the_plain_path_and_verify_seal_accepts_both() {
     };
     let porep = prepare(&args, &|_| {}).unwrap();
     let w = Workload::External {
-        circuit: porep.name.clone(),
+        circuit: porep.circuits.name.clone(),
     };
     let store = ParamsStore::new(None, None);
     let (pc, _) = store.circuit(&w, &|_, _, _| {}).unwrap();
@@ -81,9 +81,9 @@ fn porep_2kib_precompiled_equals_the_plain_path_and_verify_seal_accepts_both() {
     let proof = prover::Proof::from_bytes(&proofs[1]).unwrap();
     assert!(prover::verify(&loaded.pvk, &proof, &inputs).is_ok());
     assert_eq!(
-        filecoin::verify(&porep, &loaded.params.vk, &proofs[1]).unwrap(),
+        porep.verify(&loaded.params.vk, &proofs[1]).unwrap(),
         Some(true),
         "verify_seal refused the proof"
     );
-    filecoin::cleanup(&porep);
+    filecoin::cleanup(&porep.circuits);
 }

@@ -3,6 +3,7 @@
 
 mod network;
 
+pub use crate::tune::budget::{parse_duration, TuneBudget};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use provetop_engine::pipeline::Scheduled;
 use std::path::PathBuf;
@@ -57,9 +58,11 @@ pub enum Command {
     /// Proving daemon: cuzk's gRPC interface (cuzk.v1.ProvingEngine, plaintext) for Curio.
     #[command(after_help = SERVE_AFTER_HELP)]
     Serve(ServeArgs),
-    /// Writes the SubmitProofRequest Curio would send for a test sector sealed here (proto3 JSON).
+    /// Writes the SubmitProofRequest Curio would send for a test sector sealed here (proto3
+    /// JSON): a PoRep C2, a SnapDeals update, a WindowPoSt partition or a WinningPoSt.
     GenVanilla(GenVanillaArgs),
-    /// Checks a proof of a request file with filecoin-proofs' verify_seal (exit 0 verified, 1 not).
+    /// Checks a proof of a request file with filecoin-proofs' own verifier of its kind
+    /// (verify_seal, verify_window_post, …; exit 0 verified, 1 not).
     Verify(VerifyArgs),
     /// Lists GPUs, the driver, the embedded kernels, and which backend `auto` picks.
     Devices,
@@ -105,63 +108,6 @@ ends sooner when not even the shortest window fits what is left, or nothing is l
 Exit codes: 0 the search ended and every proof verified, 1 a proof failed (the search stops),
   2 bad usage or input, 3 stopped by SIGINT or SIGTERM with jobs unfinished (the table is
   printed; --write is skipped).";
-
-/// `--budget`: how long `tune` searches.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum TuneBudget {
-    /// Wall time from the first job.
-    Time(std::time::Duration),
-    /// Finished partitions (each one proof).
-    Proofs(u64),
-}
-
-impl std::str::FromStr for TuneBudget {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let t = s.trim();
-        let bad = || {
-            format!(
-                "expected a time such as 90s, 5m or 1h, or a number of proofs such as 200p, got `{s}`"
-            )
-        };
-        if let Some(n) = t.strip_suffix('p') {
-            return match n.trim().parse::<u64>() {
-                Ok(n) if n >= 1 => Ok(TuneBudget::Proofs(n)),
-                _ => Err(bad()),
-            };
-        }
-        match seconds(t) {
-            Some(x) if x > 0.0 => Ok(TuneBudget::Time(std::time::Duration::from_secs_f64(x))),
-            _ => Err(bad()),
-        }
-    }
-}
-
-/// Seconds of `90s`, `5m`, `1.5h` (0 to a week); `None` for anything else.
-fn seconds(t: &str) -> Option<f64> {
-    let (n, unit) = [("s", 1.0), ("m", 60.0), ("h", 3600.0)]
-        .iter()
-        .find_map(|(suf, m)| t.trim().strip_suffix(suf).map(|n| (n, *m)))?;
-    let x = n.trim().parse::<f64>().ok()? * unit;
-    (x.is_finite() && (0.0..=7.0 * 86400.0).contains(&x)).then_some(x)
-}
-
-/// A time such as `90s`, `10m` or `1.5h` (0 to a week).
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    seconds(s)
-        .map(std::time::Duration::from_secs_f64)
-        .ok_or_else(|| format!("expected a time such as 90s, 10m or 1h, got `{s}`"))
-}
-
-impl std::fmt::Display for TuneBudget {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TuneBudget::Time(d) => write!(f, "{}s", d.as_secs_f64()),
-            TuneBudget::Proofs(n) => write!(f, "{n}p"),
-        }
-    }
-}
 
 #[derive(Args, Debug)]
 pub struct TuneArgs {
@@ -264,12 +210,19 @@ pub struct BenchArgs {
     #[arg(long, value_name = "DIR")]
     pub export_dir: Option<PathBuf>,
 
+    /// Mix kinds of Filecoin proofs: KIND:WEIGHT,… (porep, snap, window-post, winning-post),
+    /// the weights of the jobs submitted, each kind's proof of the test sector of
+    /// --sector-size with Curio's priority (WinningPoSt critical, WindowPoSt high). Example:
+    /// --mix porep:8,window-post:1,winning-post:1
+    #[arg(long, value_name = "KIND:WEIGHT,…", conflicts_with_all = ["request", "server"])]
+    pub mix: Option<crate::mix::Mix>,
+
     /// With --request: send it --proofs times to a running `provetop serve` (or cuzk) at
     /// HOST:PORT instead of proving here, --concurrency requests outstanding [auto: 16], and
-    /// check every answer with verify_seal: proofs per hour through the API. With --token-file
-    /// instead: --proofs jobs of the server's own workload, submitted through its telemetry
-    /// service's Control, --concurrency in flight [auto: 2], counted from the server's own
-    /// events (proofs per hour on its clock, its peak memory).
+    /// check every answer with filecoin-proofs (verify_seal, …): proofs per hour through the
+    /// API. With --token-file instead: --proofs jobs of the server's own workload, submitted
+    /// through its telemetry service's Control, --concurrency in flight [auto: 2], counted from
+    /// the server's own events (proofs per hour on its clock, its peak memory).
     #[arg(long, value_name = "HOST:PORT")]
     pub server: Option<String>,
 
@@ -286,7 +239,7 @@ pub struct BenchArgs {
 
 #[derive(Args, Debug)]
 pub struct GenVanillaArgs {
-    /// The proof kind of the request (porep).
+    /// The proof kind of the request: porep, snap, window-post or winning-post.
     #[arg(long, default_value = "porep")]
     pub kind: String,
     /// The test sector's size: 2KiB, 8MiB or 512MiB.
@@ -301,7 +254,7 @@ pub struct GenVanillaArgs {
     /// The sector number.
     #[arg(long, default_value_t = 7)]
     pub sector_id: u64,
-    /// Picks the sector's data, ticket and seed.
+    /// Picks the sector's data, ticket and seed (and a PoSt's randomness, an update's data).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// The request file to write.
@@ -334,6 +287,29 @@ pub enum WorkloadName {
     /// Filecoin PoRep C2: the stacked-DRG circuit of each partition of a sector, from --c1
     /// FILE or a test sector of --sector-size sealed here (cached).
     Porep,
+    /// Filecoin SnapDeals: the EmptySectorUpdate circuit of each partition of an update
+    /// encoded into a test sector of --sector-size sealed here (both cached).
+    Snap,
+    /// Filecoin WindowPoSt: the FallbackPoSt circuit of one partition over a test sector of
+    /// --sector-size sealed here.
+    WindowPost,
+    /// Filecoin WinningPoSt: the FallbackPoSt circuit over the challenged test sector of
+    /// --sector-size sealed here.
+    WinningPost,
+}
+
+impl WorkloadName {
+    /// The Filecoin proof kind of the workload, if it is one.
+    pub fn filecoin(self) -> Option<provetop_porep::Kind> {
+        use provetop_porep::Kind;
+        match self {
+            WorkloadName::Synthetic | WorkloadName::Sha256 => None,
+            WorkloadName::Porep => Some(Kind::Porep),
+            WorkloadName::Snap => Some(Kind::Snap),
+            WorkloadName::WindowPost => Some(Kind::WindowPost),
+            WorkloadName::WinningPost => Some(Kind::WinningPost),
+        }
+    }
 }
 
 /// `--concurrency`: a number of jobs, or `auto`.
@@ -388,7 +364,8 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub proofs: u64,
 
-    /// Partitions per job; each partition yields one 192-byte proof (a PoRep C2 job has 10).
+    /// Partitions per job; each partition yields one 192-byte proof (a Filecoin workload's
+    /// jobs have their proof's: a 32GiB PoRep 10, a SnapDeals update 16, a PoSt 1).
     #[arg(long, value_name = "P", default_value_t = 1)]
     pub partitions: u32,
 
@@ -413,14 +390,16 @@ pub struct EngineArgs {
     #[arg(long, value_name = "FILE")]
     pub c1: Option<PathBuf>,
 
-    /// PoRep: a SubmitProofRequest in proto3 JSON (from `provetop gen-vanilla`, or as Curio
-    /// sends it to `serve`): proves its C1 output for its miner and sector, checked as `serve`
-    /// checks it. Implies --workload porep.
+    /// A SubmitProofRequest in proto3 JSON (from `provetop gen-vanilla`, or as Curio sends it
+    /// to `serve`): proves it (a PoRep's C1 output for its miner and sector, a SnapDeals
+    /// update's or a PoSt's vanilla proofs), checked as `serve` checks it. Implies the
+    /// workload of its proof kind.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["c1", "sector_size", "prover_id", "sector_id"])]
     pub request: Option<PathBuf>,
 
-    /// PoRep sector size: 2KiB, 8MiB or 512MiB seals a test sector here when there is no --c1
-    /// (once; cached under $XDG_CACHE_HOME/provetop/porep); with --c1, checked against the file.
+    /// Filecoin sector size: 2KiB, 8MiB or 512MiB seals a test sector here when there is no
+    /// --c1 (once; cached under $XDG_CACHE_HOME/provetop/porep), which the snap, window-post
+    /// and winning-post workloads prove from too; with --c1, checked against the file.
     #[arg(long, value_name = "SIZE")]
     pub sector_size: Option<String>,
 
@@ -433,8 +412,9 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N")]
     pub sector_id: Option<u64>,
 
-    /// PoRep: Filecoin's parameter folder (the v28-stacked-proof-of-replication-… .params and
-    /// .vk files) instead of parameters generated here.
+    /// Filecoin's parameter folder (the v28-….params and .vk files of the workload's circuit:
+    /// stacked-proof-of-replication, empty-sector-update, proof-of-spacetime-fallback) instead
+    /// of parameters generated here.
     #[arg(long, value_name = "DIR")]
     pub params_dir: Option<PathBuf>,
 

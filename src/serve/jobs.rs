@@ -7,11 +7,9 @@ use anyhow::Result;
 use parking_lot::{Condvar, Mutex};
 use provetop_engine::circuit::Workload;
 use provetop_engine::pipeline::{EngineHandle, JobId, JobSpec, Priority};
-use provetop_porep::Porep;
+use provetop_porep::Prepared;
 use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
-use provetop_proto::cuzk::v1::{
-    AwaitProofResponse, Priority as WirePriority, ProofKind, SubmitProofRequest,
-};
+use provetop_proto::cuzk::v1::{AwaitProofResponse, ProofKind, SubmitProofRequest};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,7 +39,7 @@ pub struct Entry {
     pub kind: ProofKind,
     pub priority: Priority,
     pub phase: Phase,
-    pub porep: Option<Arc<Porep>>,
+    pub proof: Option<Arc<Prepared>>,
     pub circuit_id: String,
     pub engine_job: Option<JobId>,
     pub accepted: Instant,
@@ -64,7 +62,7 @@ struct Inner {
     next: u64,
     completed: u64,
     failed: u64,
-    /// Requests whose proof the engine or verify_seal failed (not refused requests).
+    /// Requests whose proof the engine or filecoin-proofs failed (not refused requests).
     proof_failed: u64,
     accepting: bool,
 }
@@ -135,9 +133,12 @@ impl Jobs {
                 Entry {
                     request_id: r.request_id.clone(),
                     kind: ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified),
-                    priority: priority_of(r.priority),
+                    priority: request::priority(
+                        r.priority,
+                        ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified),
+                    ),
                     phase: Phase::Checking,
-                    porep: None,
+                    proof: None,
                     circuit_id: String::new(),
                     engine_job: None,
                     accepted: Instant::now(),
@@ -157,7 +158,7 @@ impl Jobs {
         // Built outside the lock: parsing a 32 GiB sector's vanilla proofs takes a while.
         let kind = ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified);
         let name = circuit_name(kind, &job_id);
-        let built = request::register(r, &name);
+        let built = request::prepare(r, None, &name);
         let mut st = self.inner.lock();
         let Some(e) = st.entries.get_mut(&job_id) else {
             return Err("forgotten while being checked".into());
@@ -174,9 +175,9 @@ impl Jobs {
                 provetop_engine::circuit::external::unregister(&name);
             }
             Ok(p) => {
-                e.circuit_id = request::circuit_id(p.c1.size);
-                e.proofs = vec![None; p.partitions as usize];
-                e.porep = Some(Arc::new(p));
+                e.circuit_id = p.kind().circuit_id(p.size());
+                e.proofs = vec![None; p.circuits().partitions as usize];
+                e.proof = Some(Arc::new(p));
                 e.phase = Phase::Queued;
                 let priority = e.priority;
                 let at = {
@@ -267,7 +268,7 @@ impl Jobs {
     }
 
     /// Requests whose proof failed: a partition that did not prove or verify, or a proof
-    /// verify_seal rejected. Refused requests are not counted.
+    /// filecoin-proofs rejected. Refused requests are not counted.
     pub fn proof_failures(&self) -> u64 {
         self.inner.lock().proof_failed
     }
@@ -315,7 +316,7 @@ impl Jobs {
     /// parameters first. Returns when no more requests come and the queue is empty.
     pub fn feed(&self) {
         loop {
-            let (job_id, porep, priority) = {
+            let (job_id, proof, priority) = {
                 let mut st = self.inner.lock();
                 loop {
                     let running = st
@@ -325,7 +326,7 @@ impl Jobs {
                         .count() as u64;
                     if let Some(head) = st.queue.front().cloned() {
                         let e = &st.entries[&head];
-                        let parts = e.porep.as_ref().map_or(1, |p| p.partitions);
+                        let parts = e.proof.as_ref().map_or(1, |p| p.circuits().partitions);
                         let limit = self
                             .concurrency
                             .unwrap_or_else(|| self.engine.auto_concurrency(parts).0);
@@ -337,9 +338,9 @@ impl Jobs {
                             _ => running < limit.max(1),
                         };
                         if room {
-                            let (porep, priority) = (e.porep.clone(), e.priority);
+                            let (proof, priority) = (e.proof.clone(), e.priority);
                             st.queue.pop_front();
-                            break (head, porep, priority);
+                            break (head, proof, priority);
                         }
                     } else if !st.accepting {
                         return;
@@ -348,15 +349,18 @@ impl Jobs {
                         .wait_for(&mut st, std::time::Duration::from_millis(200));
                 }
             };
-            let Some(porep) = porep else { continue };
+            let Some(proof) = proof else { continue };
             let started = Instant::now();
-            let loaded = self.params.ensure(porep.c1.size, &porep.name);
+            let circuits = proof.circuits();
+            let loaded = self
+                .params
+                .ensure(proof.kind(), proof.size(), &circuits.name);
             let srs_load_ms = started.elapsed().as_millis() as u64;
             let spec = JobSpec {
                 workload: Workload::External {
-                    circuit: porep.name.clone(),
+                    circuit: circuits.name.clone(),
                 },
-                partitions: porep.partitions,
+                partitions: circuits.partitions,
                 seed: 0,
                 priority,
             };
@@ -419,9 +423,9 @@ impl Jobs {
     }
 
     /// Runs on the outcome thread: a job ended. Its proofs, all verified by the engine, are
-    /// checked once more by filecoin-proofs' `verify_seal` before the answer goes out.
+    /// checked once more by filecoin-proofs (its verifier of the kind) before the answer goes out.
     pub fn job_done(&self, job: JobId, failed: u32, cancelled: u32) {
-        let (job_id, kind, porep, proofs) = {
+        let (job_id, kind, proof, proofs) = {
             let mut st = self.inner.lock();
             let Some(id) = st.by_engine.remove(&job) else {
                 return;
@@ -435,24 +439,27 @@ impl Jobs {
                 .cloned()
                 .collect::<Option<Vec<_>>>()
                 .map(|v| v.concat());
-            (id, e.kind, e.porep.clone(), proofs)
+            (id, e.kind, e.proof.clone(), proofs)
         };
-        let verdict = match (cancelled, failed, porep, proofs) {
+        let verdict = match (cancelled, failed, proof, proofs) {
             (c, _, _, _) if c > 0 => (Done::Cancelled, vec![], "cancelled".to_string()),
             (_, f, _, _) if f > 0 => (
                 Done::Failed,
                 vec![],
                 format!("{f} partition(s) failed to prove or verify"),
             ),
-            (_, _, Some(porep), Some(bytes)) => match self.params.verify(&porep, &bytes) {
-                Ok(true) => (Done::Completed, bytes, String::new()),
-                Ok(false) => (
-                    Done::Failed,
-                    vec![],
-                    "filecoin-proofs' verify_seal rejected the proof".into(),
-                ),
-                Err(e) => (Done::Failed, vec![], format!("verify_seal: {e:#}")),
-            },
+            (_, _, Some(proof), Some(bytes)) => {
+                let verifier = proof.kind().verifier();
+                match self.params.verify(&proof, &bytes) {
+                    Ok(true) => (Done::Completed, bytes, String::new()),
+                    Ok(false) => (
+                        Done::Failed,
+                        vec![],
+                        format!("filecoin-proofs' {verifier} rejected the proof"),
+                    ),
+                    Err(e) => (Done::Failed, vec![], format!("{verifier}: {e:#}")),
+                }
+            }
             _ => (Done::Failed, vec![], "partitions are missing".into()),
         };
         let mut st = self.inner.lock();
@@ -469,16 +476,6 @@ impl Jobs {
 /// rows and the log show them.
 fn circuit_name(kind: ProofKind, job_id: &str) -> String {
     format!("{}/{job_id}", request::kind_name(kind))
-}
-
-/// The engine's priority for the wire's; unspecified is normal.
-fn priority_of(wire: i32) -> Priority {
-    match WirePriority::try_from(wire) {
-        Ok(WirePriority::Critical) => Priority::Critical,
-        Ok(WirePriority::High) => Priority::High,
-        Ok(WirePriority::Low) => Priority::Low,
-        _ => Priority::Normal,
-    }
 }
 
 /// Answers `job_id` (once: a later answer is ignored) and forgets the oldest finished requests
@@ -504,7 +501,7 @@ fn finish(st: &mut Inner, job_id: &str, status: Done, proof: Vec<u8>, error: Str
         gpu_compute_ms: ms(e.device_s),
         total_ms: e.accepted.elapsed().as_millis() as u64,
     };
-    e.porep = None;
+    e.proof = None;
     e.proofs.clear();
     e.answer.send_replace(Some(answer));
     match status {

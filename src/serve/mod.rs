@@ -24,7 +24,10 @@ use crate::cli::{Concurrency, OnOff, ServeArgs};
 use crate::run;
 use provetop_telemetry::config::Budget;
 
-pub use request::{c1_of as request_c1, circuit_id, prover_id_of_miner};
+pub use request::{
+    check_fields as check_request, curio_priority, prepare as prepare_request, priority,
+    proof_kind, prover_id_of_miner,
+};
 
 /// The largest message taken, checked by tonic before it allocates the message: a 64 GiB
 /// sector's vanilla proof and the rest of its request.

@@ -1,17 +1,16 @@
-//! The parameter sets the server holds, one per PoRep sector size, by cuzk's `circuit_id`
-//! (`porep-32g`): loaded ahead (`PreloadSRS`) or on a request's first use, kept in the engine's
-//! store in its tiers (hot, warm, cold) under `--srs-budget`, evicted only when no request uses
-//! them, and filecoin-proofs' verification of a finished proof with their key.
+//! The parameter sets the server holds, one per proof kind and sector size, by cuzk's
+//! `circuit_id` (`porep-32g`, `wpost-32g`): loaded ahead (`PreloadSRS`) or on a request's first
+//! use, kept in the engine's store in its tiers (hot, warm, cold) under `--srs-budget`, evicted
+//! only when no request uses them, and filecoin-proofs' verification of a finished proof with
+//! their key.
 
 use anyhow::{anyhow, bail, Context, Result};
 use parking_lot::Mutex;
 use provetop_engine::circuit::{external, Workload};
 use provetop_engine::params::residency::{SetStatus, Tier};
 use provetop_engine::pipeline::EngineHandle;
-use provetop_porep::{Porep, SectorSize};
+use provetop_porep::{Kind, Prepared, SectorSize};
 use std::time::Instant;
-
-use super::request::circuit_id;
 
 /// The sets the server has held, through the engine's parameter store.
 pub struct ParamSets {
@@ -36,21 +35,21 @@ impl ParamSets {
         }
     }
 
-    /// The engine's name of a size's canonical circuit (as `bench --workload porep` names it,
-    /// so the parameter cache is shared with it).
-    fn canonical(size: SectorSize) -> String {
-        format!("porep-{size}")
+    /// The engine's name of a kind and size's canonical circuit (as `bench --workload KIND`
+    /// names it, so the parameter cache is shared with it).
+    fn canonical(kind: Kind, size: SectorSize) -> String {
+        format!("{kind}-{size}")
     }
 
-    fn workload(size: SectorSize) -> Workload {
+    fn workload(kind: Kind, size: SectorSize) -> Workload {
         Workload::External {
-            circuit: Self::canonical(size),
+            circuit: Self::canonical(kind, size),
         }
     }
 
-    /// The store's record of a size's set, if it has held it.
-    fn status_of(&self, size: SectorSize) -> Option<SetStatus> {
-        let name = Self::canonical(size);
+    /// The store's record of a kind and size's set, if it has held it.
+    fn status_of(&self, kind: Kind, size: SectorSize) -> Option<SetStatus> {
+        let name = Self::canonical(kind, size);
         self.engine
             .store()
             .sets()
@@ -58,20 +57,24 @@ impl ParamSets {
             .find(|s| s.name == name)
     }
 
-    /// Loads (or finds hot) the parameters of `size`; `source_name` is a registered circuit of
-    /// that size (a request's) whose shape they are made for. Returns whether they were hot
-    /// already.
-    pub fn ensure(&self, size: SectorSize, source_name: &str) -> Result<bool> {
-        let id = circuit_id(size);
-        if self.status_of(size).is_some_and(|s| s.tier == Tier::Hot) {
+    /// Loads (or finds hot) the parameters of `kind` and `size`; `source_name` is a registered
+    /// circuit of theirs (a request's) whose shape they are made for. Returns whether they were
+    /// hot already.
+    pub fn ensure(&self, kind: Kind, size: SectorSize, source_name: &str) -> Result<bool> {
+        let id = kind.circuit_id(size);
+        if self
+            .status_of(kind, size)
+            .is_some_and(|s| s.tier == Tier::Hot)
+        {
             return Ok(true);
         }
-        let canonical = Self::canonical(size);
+        let canonical = Self::canonical(kind, size);
         if external::get(&canonical).is_err() {
-            // Every sector of a size has the same circuit shape: the request's stands for it.
+            // Every proof of a kind and size has the same circuit shape: the request's stands
+            // for it.
             external::register(&canonical, external::get(source_name)?);
         }
-        let workload = Self::workload(size);
+        let workload = Self::workload(kind, size);
         let start = Instant::now();
         let quiet = |_: &str, _: usize, _: usize| {};
         let loaded = self
@@ -96,36 +99,33 @@ impl ParamSets {
         Ok(false)
     }
 
-    /// `PreloadSRS`: makes a size's parameters hot ahead of its requests. A test size with no
-    /// request seen yet gets its circuit from the test sector sealed here (cached).
-    pub fn preload(&self, size: SectorSize) -> Result<(bool, u64)> {
-        let id = circuit_id(size);
-        let canonical = Self::canonical(size);
+    /// `PreloadSRS`: makes a kind and size's parameters hot ahead of its requests. A test size
+    /// with no request seen yet gets its circuit from the test sector sealed here (cached).
+    pub fn preload(&self, kind: Kind, size: SectorSize) -> Result<(bool, u64)> {
+        let id = kind.circuit_id(size);
+        let canonical = Self::canonical(kind, size);
         if external::get(&canonical).is_err() {
             if !size.sealable() {
-                bail!("{id}: its circuit is known from a request's vanilla proof; send one first");
+                bail!("{id}: its circuit is known from a request's vanilla proofs; send one first");
             }
-            provetop_porep::prepare(
-                &provetop_porep::PorepArgs {
-                    sector_size: Some(size),
-                    ..Default::default()
-                },
-                &|m| tracing::info!("porep: {m}"),
-            )?;
+            // Registered as `canonical`; the statement itself is not needed here.
+            provetop_porep::prepared::prepare_sealed(kind, size, 0, None, &|m| {
+                tracing::info!("{kind}: {m}")
+            })?;
         }
         let start = Instant::now();
-        let already = self.ensure(size, &canonical)?;
+        let already = self.ensure(kind, size, &canonical)?;
         Ok((already, start.elapsed().as_millis() as u64))
     }
 
     /// `EvictSRS`: moves a set no request is using (`in_use` of them) to cold; Some(bytes freed),
     /// None when it was not hot.
-    pub fn evict(&self, size: SectorSize, in_use: u32) -> Result<Option<u64>> {
-        let id = circuit_id(size);
+    pub fn evict(&self, kind: Kind, size: SectorSize, in_use: u32) -> Result<Option<u64>> {
+        let id = kind.circuit_id(size);
         if in_use > 0 {
             bail!("{id} is in use by {in_use} request(s): evict it once they finish");
         }
-        let Some(set) = self.status_of(size).filter(|s| s.tier == Tier::Hot) else {
+        let Some(set) = self.status_of(kind, size).filter(|s| s.tier == Tier::Hot) else {
             return Ok(None);
         };
         Ok(self.engine.store().evict(&set.digest))
@@ -133,13 +133,16 @@ impl ParamSets {
 
     /// Every set the server has held, hot ones first.
     pub fn list(&self) -> Vec<Listed> {
-        let sizes = SectorSize::ALL.map(|s| (Self::canonical(s), circuit_id(s)));
+        let names: Vec<(String, String)> = Kind::ALL
+            .into_iter()
+            .flat_map(|k| SectorSize::ALL.map(|s| (Self::canonical(k, s), k.circuit_id(s))))
+            .collect();
         self.engine
             .store()
             .sets()
             .into_iter()
             .filter_map(|s| {
-                let (_, id) = sizes.iter().find(|(name, _)| *name == s.name)?;
+                let (_, id) = names.iter().find(|(name, _)| *name == s.name)?;
                 Some(Listed {
                     circuit_id: id.clone(),
                     tier: s.tier,
@@ -154,15 +157,18 @@ impl ParamSets {
         self.pinned.lock().unwrap_or(0)
     }
 
-    /// filecoin-proofs' `verify_seal` over a request's proof bytes with the key of its size.
-    pub fn verify(&self, porep: &Porep, proof: &[u8]) -> Result<bool> {
+    /// filecoin-proofs' own verifier over a request's proof bytes with the key of its kind and
+    /// size.
+    pub fn verify(&self, proof: &Prepared, bytes: &[u8]) -> Result<bool> {
         let quiet = |_: &str, _: usize, _: usize| {};
+        let (kind, size) = (proof.kind(), proof.size());
         let key = self
             .engine
             .store()
-            .get(&Self::workload(porep.c1.size), &quiet)
-            .with_context(|| format!("the key of {}", circuit_id(porep.c1.size)))?;
-        provetop_porep::filecoin::verify(porep, &key.params.vk, proof)?
+            .get(&Self::workload(kind, size), &quiet)
+            .with_context(|| format!("the key of {}", kind.circuit_id(size)))?;
+        proof
+            .verify(&key.params.vk, bytes)?
             .ok_or_else(|| anyhow!("the prover or sector id is unknown"))
     }
 }

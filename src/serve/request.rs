@@ -1,9 +1,13 @@
-//! A `SubmitProofRequest` checked and turned into a registered PoRep circuit, or a message that
-//! says what is wrong with it. Everything cheap is checked before the vanilla proof is parsed.
+//! A `SubmitProofRequest` checked and turned into a registered Filecoin proof of its kind, or a
+//! message that says what is wrong with it. Everything cheap is checked before the vanilla
+//! proofs are parsed.
 
 use anyhow::{anyhow, bail, Result};
-use provetop_porep::{Porep, ProofVersion, SectorSize, C1};
-use provetop_proto::cuzk::v1::{ProofKind, SubmitProofRequest};
+use provetop_engine::pipeline::Priority as EnginePriority;
+use provetop_porep::post::registered as post_registered;
+use provetop_porep::{Inputs, Kind, Prepared, ProofVersion, SectorSize, C1};
+use provetop_proto::cuzk::v1::{Priority, ProofKind, SubmitProofRequest};
+use std::path::Path;
 
 /// The longest `request_id` kept: Curio's are `porep-<miner>-<sector>`.
 pub const MAX_REQUEST_ID: usize = 256;
@@ -11,6 +15,10 @@ pub const MAX_REQUEST_ID: usize = 256;
 /// The largest vanilla proof taken: a 64 GiB sector's C1 output is about 100 MB of JSON with
 /// lotus-bench's base64 wrapper around it.
 pub const MAX_VANILLA_BYTES: usize = 192 << 20;
+
+/// The most vanilla proofs in one request: a 64GiB SnapDeals update has 16 partitions, a 32GiB
+/// WindowPoSt partition 2,349 sectors.
+pub const MAX_VANILLA_PROOFS: usize = 4096;
 
 /// cuzk's name of a proof kind, as `GetStatus`'s queues name them.
 pub fn kind_name(kind: ProofKind) -> &'static str {
@@ -23,26 +31,49 @@ pub fn kind_name(kind: ProofKind) -> &'static str {
     }
 }
 
-/// cuzk's parameter-set name for a PoRep sector size: `porep-32g`, `porep-2k`.
-pub fn circuit_id(size: SectorSize) -> String {
-    let short = match size {
-        SectorSize::S2KiB => "2k",
-        SectorSize::S8MiB => "8m",
-        SectorSize::S512MiB => "512m",
-        SectorSize::S32GiB => "32g",
-        SectorSize::S64GiB => "64g",
-    };
-    format!("porep-{short}")
+/// Our kind of cuzk's.
+pub fn kind_of(kind: ProofKind) -> Option<Kind> {
+    match kind {
+        ProofKind::PorepSealCommit => Some(Kind::Porep),
+        ProofKind::SnapDealsUpdate => Some(Kind::Snap),
+        ProofKind::WindowPostPartition => Some(Kind::WindowPost),
+        ProofKind::WinningPost => Some(Kind::WinningPost),
+        ProofKind::Unspecified => None,
+    }
 }
 
-/// The sector size of a `circuit_id` of [`circuit_id`]'s form.
-pub fn size_of_circuit_id(id: &str) -> Result<SectorSize> {
-    SectorSize::ALL
-        .into_iter()
-        .find(|s| circuit_id(*s) == id)
-        .ok_or_else(|| {
-            anyhow!("unknown circuit_id `{id}`: expected porep-2k, porep-8m, porep-512m, porep-32g or porep-64g")
-        })
+/// cuzk's kind of ours.
+pub fn proof_kind(kind: Kind) -> ProofKind {
+    match kind {
+        Kind::Porep => ProofKind::PorepSealCommit,
+        Kind::Snap => ProofKind::SnapDealsUpdate,
+        Kind::WindowPost => ProofKind::WindowPostPartition,
+        Kind::WinningPost => ProofKind::WinningPost,
+    }
+}
+
+/// The priority Curio gives a kind: WinningPoSt critical (a block waits on it), WindowPoSt
+/// high (a deadline does), the others normal.
+pub fn curio_priority(kind: Kind) -> Priority {
+    match kind {
+        Kind::WinningPost => Priority::Critical,
+        Kind::WindowPost => Priority::High,
+        Kind::Porep | Kind::Snap => Priority::Normal,
+    }
+}
+
+/// The engine's priority for a request's; unspecified is the one Curio gives its kind.
+pub fn priority(wire: i32, kind: ProofKind) -> EnginePriority {
+    match Priority::try_from(wire) {
+        Ok(Priority::Critical) => EnginePriority::Critical,
+        Ok(Priority::High) => EnginePriority::High,
+        Ok(Priority::Low) => EnginePriority::Low,
+        Ok(Priority::Normal) => EnginePriority::Normal,
+        _ => match kind_of(kind) {
+            Some(k) => priority(curio_priority(k) as i32, kind),
+            None => EnginePriority::Normal,
+        },
+    }
 }
 
 /// Filecoin's prover id of miner `f0<id>`: the LEB128 of the number, zero-padded.
@@ -51,54 +82,95 @@ pub fn prover_id_of_miner(miner_id: u64) -> [u8; 32] {
         .expect("f0 and a number is an ID address")
 }
 
-/// The checks that need no parsing: kind, ids, sizes and the registered proof agreeing.
-pub fn check_fields(r: &SubmitProofRequest) -> Result<(SectorSize, ProofVersion)> {
+/// The checks that need no parsing: kind, ids, sizes, the registered proof agreeing with the
+/// kind and size, and the fields the kind carries (and not the others').
+pub fn check_fields(r: &SubmitProofRequest) -> Result<(Kind, SectorSize)> {
     if r.request_id.len() > MAX_REQUEST_ID {
         bail!(
             "request_id has {} bytes; at most {MAX_REQUEST_ID}",
             r.request_id.len()
         );
     }
-    let kind = ProofKind::try_from(r.proof_kind)
+    let wire = ProofKind::try_from(r.proof_kind)
         .map_err(|_| anyhow!("proof_kind {} is not a known proof kind", r.proof_kind))?;
-    if kind != ProofKind::PorepSealCommit {
-        bail!(
-            "proof_kind {}: only POREP_SEAL_COMMIT is proved here for now",
-            kind.as_str_name()
-        );
-    }
-    if provetop_proto::cuzk::v1::Priority::try_from(r.priority).is_err() {
+    let kind = kind_of(wire).ok_or_else(|| {
+        anyhow!("proof_kind is unspecified: POREP_SEAL_COMMIT, SNAP_DEALS_UPDATE, WINDOW_POST_PARTITION or WINNING_POST")
+    })?;
+    if Priority::try_from(r.priority).is_err() {
         bail!("priority {} is not a known priority", r.priority);
     }
-    let (size, version) = ProofVersion::from_registered_id(r.registered_proof)?;
+    let (size, registered) = match kind {
+        Kind::Porep => {
+            let (size, version) = ProofVersion::from_registered_id(r.registered_proof)?;
+            (size, version.registered_name(size))
+        }
+        Kind::Snap => (
+            provetop_porep::snap::registered(r.registered_proof)?,
+            provetop_porep::snap::registered_name(r.registered_proof),
+        ),
+        _ => {
+            let (post_kind, size, _) = post_registered(r.registered_proof)?;
+            let name = provetop_porep::post::registered_name(r.registered_proof);
+            if post_kind != kind {
+                bail!(
+                    "registered_proof {} ({name}) is a {post_kind} proof, not a {}",
+                    r.registered_proof,
+                    wire.as_str_name()
+                );
+            }
+            (size, name)
+        }
+    };
     if r.sector_size != size.bytes() {
         bail!(
-            "sector_size {} does not match registered_proof {} ({}, {} bytes)",
+            "sector_size {} does not match registered_proof {} ({registered}, {} bytes)",
             r.sector_size,
             r.registered_proof,
-            version.registered_name(size),
             size.bytes()
         );
     }
-    if r.vanilla_proof.is_empty() {
-        bail!("vanilla_proof is empty: a PoRep C2 request carries the C1 output");
-    }
-    if r.vanilla_proof.len() > MAX_VANILLA_BYTES {
+    let total: usize = r.vanilla_proofs.iter().map(Vec::len).sum();
+    if r.vanilla_proof.len().max(total) > MAX_VANILLA_BYTES {
         bail!(
-            "vanilla_proof has {} bytes; at most {MAX_VANILLA_BYTES}",
-            r.vanilla_proof.len()
+            "the vanilla proofs have {} bytes; at most {MAX_VANILLA_BYTES}",
+            r.vanilla_proof.len().max(total)
         );
     }
-    if !r.vanilla_proofs.is_empty() {
-        bail!("vanilla_proofs is for PoSt and SnapDeals; a PoRep C2 request sends vanilla_proof");
+    if r.vanilla_proofs.len() > MAX_VANILLA_PROOFS {
+        bail!(
+            "{} vanilla proofs; at most {MAX_VANILLA_PROOFS}",
+            r.vanilla_proofs.len()
+        );
     }
-    Ok((size, version))
+    match kind {
+        Kind::Porep if r.vanilla_proof.is_empty() => {
+            bail!("vanilla_proof is empty: a PoRep C2 request carries the C1 output")
+        }
+        Kind::Porep if !r.vanilla_proofs.is_empty() => bail!(
+            "vanilla_proofs is for PoSt and SnapDeals; a PoRep C2 request sends vanilla_proof"
+        ),
+        Kind::Porep => {}
+        _ if !r.vanilla_proof.is_empty() => bail!(
+            "vanilla_proof is a PoRep C2 request's C1 output; a {} request sends vanilla_proofs",
+            wire.as_str_name()
+        ),
+        _ if r.vanilla_proofs.is_empty() => bail!(
+            "vanilla_proofs is empty: a {} request carries its vanilla proofs",
+            wire.as_str_name()
+        ),
+        _ => {}
+    }
+    Ok((kind, size))
 }
 
 /// The request's C1 output, checked against its sector size, registered proof, sector number
-/// and miner: what [`register`] builds circuits from.
+/// and miner (a PoRep C2 request).
 pub fn c1_of(r: &SubmitProofRequest) -> Result<(C1, [u8; 32])> {
-    let (size, version) = check_fields(r)?;
+    let (kind, size) = check_fields(r)?;
+    if kind != Kind::Porep {
+        bail!("a {kind} request carries no C1 output");
+    }
+    let (_, version) = ProofVersion::from_registered_id(r.registered_proof)?;
     let c1 = C1::parse(&r.vanilla_proof, Some(size), Some(version))
         .map_err(|e| anyhow!("vanilla_proof: {e:#}"))?;
     if let Some(n) = c1.sector_id.filter(|n| *n != r.sector_number) {
@@ -118,23 +190,43 @@ pub fn c1_of(r: &SubmitProofRequest) -> Result<(C1, [u8; 32])> {
     Ok((c1, prover_id))
 }
 
-/// Checks `r`, builds its partitions' circuits and registers them as `name`. A C1 output for
-/// another sector or miner fails here: its replica id does not follow from theirs.
-pub fn register(r: &SubmitProofRequest, name: &str) -> Result<Porep> {
-    // Filecoin's crates assume well-formed proofs in places: a panic on a malformed one is that
-    // request's error, not a request left unanswered.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let (c1, prover_id) = c1_of(r)?;
-        provetop_porep::source::register(c1, Some(prover_id), Some(r.sector_number), None, name)
-            .map_err(|e| anyhow!("vanilla_proof: {e:#}"))
-    }))
-    .unwrap_or_else(|panic| {
-        let why = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Err(anyhow!("vanilla_proof: malformed ({why})"))
+/// A PoSt or SnapDeals request's inputs (the fields its kind reads).
+pub fn inputs_of(r: &SubmitProofRequest, kind: Kind) -> Inputs {
+    let mut i = Inputs::new(kind);
+    i.registered_proof = r.registered_proof;
+    i.prover_id = prover_id_of_miner(r.miner_id);
+    i.randomness = r.randomness.clone();
+    i.partition_index = r.partition_index;
+    i.comm_r_old = r.comm_r_old.clone();
+    i.comm_r_new = r.comm_r_new.clone();
+    i.comm_d_new = r.comm_d_new.clone();
+    i.vanilla_proofs = r.vanilla_proofs.clone();
+    i
+}
+
+/// Checks `r`, builds its partitions' circuits and registers them as `name` (with Filecoin's
+/// parameters from `params_dir`, where given). A C1 output for another sector or miner fails
+/// here (its replica id does not follow from theirs), and so does a vanilla proof that does
+/// not verify.
+pub fn prepare(r: &SubmitProofRequest, params_dir: Option<&Path>, name: &str) -> Result<Prepared> {
+    // A panic on a malformed proof is that request's error, not a request left unanswered.
+    provetop_porep::guarded(|| {
+        let (kind, _) = check_fields(r)?;
+        match kind {
+            Kind::Porep => {
+                let (c1, prover_id) = c1_of(r)?;
+                provetop_porep::source::register(
+                    c1,
+                    Some(prover_id),
+                    Some(r.sector_number),
+                    params_dir,
+                    name,
+                )
+                .map(Prepared::Porep)
+                .map_err(|e| anyhow!("vanilla_proof: {e:#}"))
+            }
+            _ => provetop_porep::prepared::register(&inputs_of(r, kind), params_dir, name),
+        }
     })
 }
 
@@ -166,8 +258,8 @@ mod tests {
         let mut r = request();
         r.proof_kind = 99;
         assert!(err(&r).contains("proof_kind 99"));
-        r.proof_kind = ProofKind::WinningPost as i32;
-        assert!(err(&r).contains("WINNING_POST"));
+        r.proof_kind = ProofKind::Unspecified as i32;
+        assert!(err(&r).contains("unspecified"));
         let mut r = request();
         r.sector_size = 8 << 20;
         assert!(err(&r).contains("does not match registered_proof 5"));
@@ -189,11 +281,48 @@ mod tests {
     }
 
     #[test]
+    fn other_kinds_fields_are_checked_before_parsing() {
+        let post = |kind: ProofKind, registered: u64| SubmitProofRequest {
+            proof_kind: kind as i32,
+            sector_size: 2048,
+            registered_proof: registered,
+            vanilla_proofs: vec![vec![1, 2, 3]],
+            randomness: vec![0; 32],
+            miner_id: 1000,
+            ..Default::default()
+        };
+        let fields = |r: &SubmitProofRequest| format!("{:#}", check_fields(r).unwrap_err());
+        assert_eq!(
+            check_fields(&post(ProofKind::WinningPost, 0)).unwrap(),
+            (Kind::WinningPost, SectorSize::S2KiB)
+        );
+        assert_eq!(
+            check_fields(&post(ProofKind::WindowPostPartition, 10)).unwrap(),
+            (Kind::WindowPost, SectorSize::S2KiB)
+        );
+        assert_eq!(
+            check_fields(&post(ProofKind::SnapDealsUpdate, 0)).unwrap(),
+            (Kind::Snap, SectorSize::S2KiB)
+        );
+        // A WindowPoSt proof number sent as a WinningPoSt, another size, the PoRep field.
+        assert!(fields(&post(ProofKind::WinningPost, 10)).contains("is a window-post proof"));
+        assert!(fields(&post(ProofKind::WindowPostPartition, 11)).contains("sector_size 2048"));
+        let mut r = post(ProofKind::SnapDealsUpdate, 0);
+        r.vanilla_proof = b"{}".to_vec();
+        assert!(fields(&r).contains("vanilla_proof is a PoRep C2"));
+        let mut r = post(ProofKind::WinningPost, 0);
+        r.vanilla_proofs.clear();
+        assert!(fields(&r).contains("vanilla_proofs is empty"));
+        r.vanilla_proofs = vec![vec![]; MAX_VANILLA_PROOFS + 1];
+        assert!(fields(&r).contains("at most"));
+    }
+
+    #[test]
     fn names_are_cuzks() {
-        assert_eq!(circuit_id(SectorSize::S32GiB), "porep-32g");
-        assert_eq!(size_of_circuit_id("porep-2k").unwrap(), SectorSize::S2KiB);
-        assert!(size_of_circuit_id("wpost-32g").is_err());
         assert_eq!(&prover_id_of_miner(1000)[..3], &[0xe8, 0x07, 0]);
         assert_eq!(kind_name(ProofKind::PorepSealCommit), "porep_seal_commit");
+        for k in Kind::ALL {
+            assert_eq!(kind_of(proof_kind(k)), Some(k));
+        }
     }
 }

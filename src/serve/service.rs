@@ -2,6 +2,7 @@
 //! runs blocking work off the async threads, and answers in cuzk's terms.
 
 use provetop_engine::params::residency::Tier::{Cold, Hot, Warm};
+use provetop_porep::Kind;
 use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
 use provetop_proto::cuzk::v1::proving_engine_server::ProvingEngine;
 use provetop_proto::cuzk::v1::srs_status::Tier;
@@ -12,7 +13,6 @@ use std::time::{Duration, Instant};
 use tonic::{Request, Response, Status};
 
 use super::jobs::Jobs;
-use super::request;
 
 /// The service's state: the request table, the metrics collector and the start time.
 pub struct Service {
@@ -212,10 +212,10 @@ impl ProvingEngine for Service {
         &self,
         req: Request<PreloadSrsRequest>,
     ) -> Result<Response<PreloadSrsResponse>, Status> {
-        let size = request::size_of_circuit_id(&req.into_inner().circuit_id)
+        let (kind, size) = Kind::of_circuit_id(&req.into_inner().circuit_id)
             .map_err(|e| Status::invalid_argument(format!("{e:#}")))?;
         let jobs = self.jobs.clone();
-        let (already_loaded, load_time_ms) = blocking(move || jobs.params.preload(size))
+        let (already_loaded, load_time_ms) = blocking(move || jobs.params.preload(kind, size))
             .await?
             .map_err(|e| Status::failed_precondition(format!("{e:#}")))?;
         Ok(Response::new(PreloadSrsResponse {
@@ -229,13 +229,13 @@ impl ProvingEngine for Service {
         req: Request<EvictSrsRequest>,
     ) -> Result<Response<EvictSrsResponse>, Status> {
         let id = req.into_inner().circuit_id;
-        let size = request::size_of_circuit_id(&id)
-            .map_err(|e| Status::invalid_argument(format!("{e:#}")))?;
+        let (kind, size) =
+            Kind::of_circuit_id(&id).map_err(|e| Status::invalid_argument(format!("{e:#}")))?;
         let in_use = self.jobs.in_use().get(&id).copied().unwrap_or(0);
         let freed = self
             .jobs
             .params
-            .evict(size, in_use)
+            .evict(kind, size, in_use)
             .map_err(|e| Status::failed_precondition(format!("{e:#}")))?;
         Ok(Response::new(EvictSrsResponse {
             was_loaded: freed.is_some(),

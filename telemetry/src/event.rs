@@ -274,6 +274,11 @@ pub struct JobEvent {
     pub state: JobState,
     /// The device for `proving`, why a partition was resubmitted; `None` otherwise.
     pub detail: Option<String>,
+    /// What the job proves, on its `submitted` event: a Filecoin proof kind (`porep`, `snap`,
+    /// `window-post`, `winning-post`) or the workload's family (`synthetic`, `sha256`); `None`
+    /// on other events, and in recordings made before kinds were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
 }
 
 /// A finished partition and the time each of its stages took, in seconds.

@@ -229,6 +229,7 @@ impl Gen {
             partition,
             state,
             detail: detail.map(str::to_string),
+            kind: None,
         }));
     }
 }

@@ -68,7 +68,10 @@ pub fn record_printable(r: &mut Record) {
             }
             opt(&mut c.error);
         }
-        Event::Job(j) => opt(&mut j.detail),
+        Event::Job(j) => {
+            opt(&mut j.detail);
+            opt(&mut j.kind);
+        }
         Event::Proof(p) => {
             make_printable(&mut p.device);
             opt(&mut p.error);

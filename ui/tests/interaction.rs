@@ -99,6 +99,7 @@ fn quitting_with_jobs_in_flight_asks_first() {
             partition: None,
             state: JobState::Submitted,
             detail: None,
+            kind: None,
         }));
     }
     // The first q only warns, saying how many jobs would be dropped.

@@ -79,6 +79,7 @@ fn a_viewer_quits_at_once_with_the_servers_jobs_in_flight() {
         partition: None,
         state: JobState::Submitted,
         detail: None,
+        kind: None,
     }));
     // Its changes go to its source as a live dashboard's would (a replay refuses them).
     let sent = key(&mut app, KeyCode::Char('n'));

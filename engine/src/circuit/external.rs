@@ -29,6 +29,10 @@ pub trait CircuitSource: Send + Sync {
     fn witness(&self, partition: u32) -> Result<Witness>;
     /// The constraint structure as matrices (through [`super::precompiled::record`]).
     fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled>;
+    /// What it proves, as reports group jobs (a Filecoin proof kind: `porep`, `snap`, …).
+    fn kind(&self) -> &str {
+        "external"
+    }
 }
 
 fn registry() -> &'static Mutex<HashMap<String, Arc<dyn CircuitSource>>> {

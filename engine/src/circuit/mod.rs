@@ -116,6 +116,18 @@ impl Workload {
         }
     }
 
+    /// What the workload proves, as reports group jobs: `synthetic`, `sha256`, or an external
+    /// circuit's own kind (a Filecoin proof's: `porep`, `window-post`, …).
+    pub fn kind(&self) -> String {
+        match self {
+            Workload::Sha256 { .. } => "sha256".into(),
+            Workload::Synthetic { .. } => "synthetic".into(),
+            Workload::External { circuit } => external::get(circuit)
+                .map(|s| s.kind().to_string())
+                .unwrap_or_else(|_| "external".into()),
+        }
+    }
+
     /// The circuit of one partition of a built-in workload; `seed` picks its witness, never
     /// its shape. An external workload has no circuit of this type: an error.
     pub fn circuit(&self, seed: u64) -> Result<AnyCircuit> {

@@ -70,7 +70,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
         );
     }
     let bytes = partition_bytes(loaded.shape.num_rows());
-    let (label, priority) = (spec.workload.label(), spec.priority);
+    let (label, kind, priority) = (spec.workload.label(), spec.workload.kind(), spec.priority);
     st.jobs.insert(
         job,
         Job {
@@ -92,6 +92,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
         partition: None,
         state: JobState::Submitted,
         detail: Some(format!("{} · {}", label, priority.name())),
+        kind: Some(kind),
     }));
     shared.cv.notify_all();
     Ok(job)
@@ -129,6 +130,7 @@ pub(super) fn cancel(shared: &Arc<Shared>, job: JobId) -> bool {
         partition: None,
         state: JobState::Cancelled,
         detail: None,
+        kind: None,
     }));
     shared.cv.notify_all();
     true
@@ -176,6 +178,7 @@ pub(super) fn finish_partitions(
             partition: None,
             state,
             detail: None,
+            kind: None,
         }));
         let _ = shared.outcomes.send(Outcome::JobDone {
             job,
@@ -353,6 +356,7 @@ fn synthesize(
                 partition: Some(partition),
                 state: JobState::Synthesized,
                 detail: None,
+                kind: None,
             }));
         }
         Err(e) => {

@@ -108,6 +108,7 @@ fn prove(
         partition: Some(partition),
         state: JobState::Proving,
         detail: Some(device.to_string()),
+        kind: None,
     }));
     let mut steps = Steps::publishing(step_sink(shared, device, slot, job, partition));
     let result = {
@@ -218,6 +219,7 @@ fn fail_over(shared: &Arc<Shared>, device: &str, fault: &DeviceFault, ready: &mu
         partition: Some(partition),
         state: JobState::Submitted,
         detail: Some(format!("moved off {device}: {fault}")),
+        kind: None,
     }));
     shared.cv.notify_all();
     true

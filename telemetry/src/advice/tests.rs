@@ -27,6 +27,7 @@ fn summary(rate: f64, stages: &[(&'static str, f64)]) -> Summary {
                 (*k, s)
             })
             .collect(),
+        kinds: Default::default(),
     }
 }
 

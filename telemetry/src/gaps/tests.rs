@@ -43,6 +43,7 @@ pub(super) fn job(t: Nanos, job: u64, state: JobState, partition: Option<u32>) -
         partition,
         state,
         detail: (state == JobState::Proving).then(|| "gpu0".to_string()),
+        kind: None,
     })
 }
 

@@ -7,8 +7,9 @@ use super::codec::{get_varint, put_varint};
 use crate::{Nanos, SessionInfo};
 
 pub const MAGIC: &[u8; 16] = b"PROVETOP-REC\r\n\x1a\n";
-/// The format this build writes and the newest it reads.
-pub const VERSION: u16 = 1;
+/// The format this build writes and the newest it reads. 2 added a job's kind (a record of
+/// its own, `JOB_KIND`); version 1 files read as before, their jobs without a kind.
+pub const VERSION: u16 = 2;
 /// Magic, version, flags, JSON length, CRC.
 pub const FILE_FIXED: usize = 28;
 pub const MAX_HEADER_JSON: u32 = 1 << 20;

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::kinds::JobKinds;
 use super::series::Series;
 use super::{merged_length, ConfigEventRow, ProofRow, Stat, Summary};
 use crate::gaps::{DeviceGaps, GapAnalyzer};
@@ -39,6 +40,8 @@ pub struct ReportBuilder {
     /// Jobs submitted and not yet ended, and the most there were at once.
     open_jobs: std::collections::BTreeSet<u64>,
     most_open_jobs: u64,
+    /// Jobs' kinds and times, where their events named a kind.
+    jobs: JobKinds,
 }
 
 #[derive(Default)]
@@ -217,9 +220,13 @@ impl ReportBuilder {
                 match j.state {
                     JobState::Submitted => {
                         self.open_jobs.insert(j.job);
+                        if let Some(kind) = &j.kind {
+                            self.jobs.submitted(j.job, kind, j.t);
+                        }
                     }
                     JobState::Verified | JobState::Failed | JobState::Cancelled => {
                         self.open_jobs.remove(&j.job);
+                        self.jobs.ended(j.job, j.t);
                     }
                     _ => {}
                 }
@@ -280,20 +287,21 @@ impl ReportBuilder {
 
     /// Counts, rates and stage statistics, the rates over `wall_seconds`.
     pub fn summary(&self, wall_seconds: f64) -> Summary {
-        self.summary_of(self.proofs.iter(), wall_seconds)
+        self.summary_of(self.proofs.iter(), wall_seconds, (0, Nanos::MAX))
     }
 
     /// The same over the proofs finished inside (from, to], the rates over its length: the
     /// stretch since a change, for the advisor in the dashboard.
     pub fn summary_between(&self, from: Nanos, to: Nanos) -> Summary {
         let inside = self.proofs.iter().filter(|p| p.t > from && p.t <= to);
-        self.summary_of(inside, to.saturating_sub(from) as f64 / 1e9)
+        self.summary_of(inside, to.saturating_sub(from) as f64 / 1e9, (from, to))
     }
 
     fn summary_of<'a>(
         &'a self,
         proofs: impl Iterator<Item = &'a ProofRecord> + Clone,
         wall_seconds: f64,
+        window: (Nanos, Nanos),
     ) -> Summary {
         let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
         for p in proofs.clone() {
@@ -313,11 +321,14 @@ impl ReportBuilder {
             } else {
                 0.0
             },
-            steady_proofs_per_hour: steady_rate(proofs),
+            steady_proofs_per_hour: steady_rate(proofs.clone()),
             stages: per_stage
                 .into_iter()
                 .filter_map(|(k, mut v)| Stat::of(&mut v).map(|s| (k, s)))
                 .collect(),
+            kinds: self
+                .jobs
+                .summaries(proofs, |p| self.stage_keys(p), wall_seconds, window),
         }
     }
 

@@ -6,6 +6,7 @@
 
 mod builder;
 mod devices;
+mod kinds;
 mod segments;
 mod series;
 #[cfg(test)]
@@ -91,6 +92,29 @@ pub struct Summary {
     pub steady_proofs_per_hour: f64,
     /// Seconds per stage key (with `device_wall`, `device_kernels`) over the proofs that had it.
     pub stages: BTreeMap<&'static str, Stat>,
+    /// The same per kind of job (`porep`, `window-post`, `synthetic`, …), where job events
+    /// named their kinds (telemetry on; recordings of format 2); absent otherwise.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub kinds: BTreeMap<String, KindSummary>,
+}
+
+/// One kind of job over the run: what an operator mixing proofs asks of each.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KindSummary {
+    /// Jobs of the kind that ended (verified, failed or cancelled).
+    pub jobs: usize,
+    /// Its partitions finished, verified or failed.
+    pub proofs: usize,
+    /// Its partitions whose proof verified.
+    pub verified: usize,
+    /// Its verified proofs per hour over the run's wall time.
+    pub proofs_per_hour: f64,
+    /// Seconds per stage key over its proofs, as `Summary::stages`.
+    pub stages: BTreeMap<&'static str, Stat>,
+    /// Seconds from a job's submission to its end, over its ended jobs: what a deadline
+    /// (WinningPoSt's epoch) is measured against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Stat>,
 }
 
 /// One device over the run's window: busy time, gaps by cause and the counters' view.

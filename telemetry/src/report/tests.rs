@@ -265,3 +265,66 @@ fn a_report_keeps_at_most_a_kibibyte_of_a_file_string() {
     );
     assert_eq!(c.from, "single");
 }
+
+#[test]
+fn kinds_are_summarised_apart_with_their_latency() {
+    use crate::{Event, JobEvent, JobState};
+    let mut r = ReportBuilder::default();
+    let job = |r: &mut ReportBuilder, t: Nanos, job: u64, state, kind: Option<&str>| {
+        r.add_job_event(&Event::Job(JobEvent {
+            t,
+            job,
+            partition: None,
+            state,
+            detail: None,
+            kind: kind.map(str::to_string),
+        }))
+    };
+    let proof = |r: &mut ReportBuilder, t: Nanos, job: u64, partition: u32, secs: f64| {
+        r.add_proof(ProofRecord {
+            t,
+            job,
+            partition,
+            device: "cpu0".into(),
+            verified: true,
+            error: None,
+            stages: [(Stage::Synthesis, secs)].into_iter().collect(),
+        })
+    };
+    // Two 2-partition PoReps, a WinningPoSt submitted late and done fast, and a job of a
+    // recording made before kinds (no kind: in no kind's figures).
+    job(&mut r, 0, 0, JobState::Submitted, Some("porep"));
+    job(&mut r, 0, 1, JobState::Submitted, Some("porep"));
+    job(&mut r, 0, 2, JobState::Submitted, None);
+    job(
+        &mut r,
+        5_000_000_000,
+        3,
+        JobState::Submitted,
+        Some("winning-post"),
+    );
+    proof(&mut r, 5_500_000_000, 3, 0, 0.1);
+    job(&mut r, 5_600_000_000, 3, JobState::Verified, None);
+    for (j, end) in [(0u64, 8_000_000_000), (1, 10_000_000_000)] {
+        proof(&mut r, end - 1, j, 0, 2.0);
+        proof(&mut r, end, j, 1, 4.0);
+        job(&mut r, end, j, JobState::Verified, None);
+    }
+    proof(&mut r, 10_000_000_000, 2, 0, 9.0);
+    let s = r.summary(10.0);
+    assert_eq!(s.proofs, 6);
+    let porep = &s.kinds["porep"];
+    assert_eq!((porep.jobs, porep.proofs, porep.verified), (2, 4, 4));
+    assert_eq!(porep.proofs_per_hour, 4.0 * 360.0);
+    assert_eq!(porep.stages["synthesis"].median, 3.0);
+    let latency = porep.latency.clone().unwrap();
+    assert_eq!((latency.min, latency.max), (8.0, 10.0));
+    let win = &s.kinds["winning-post"];
+    assert_eq!((win.jobs, win.proofs), (1, 1));
+    assert!((win.latency.clone().unwrap().median - 0.6).abs() < 1e-9);
+    assert_eq!(s.kinds.len(), 2, "{:?}", s.kinds.keys());
+    // A window holds the jobs that ended inside it.
+    let late = r.summary_between(9_000_000_000, 10_000_000_000);
+    assert_eq!(late.kinds["porep"].jobs, 1);
+    assert!(!late.kinds.contains_key("winning-post"));
+}

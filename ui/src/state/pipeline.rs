@@ -38,6 +38,8 @@ pub struct JobRow {
     /// What it proves and its priority, as its submission named them (`synthetic-k24 ·
     /// normal`, `porep_seal_commit/job-3 · critical`).
     pub what: Option<String>,
+    /// Its kind (`porep`, `winning-post`, `synthetic`), where its submission named one.
+    pub kind: Option<String>,
 }
 
 impl JobRow {
@@ -118,9 +120,15 @@ impl Pipeline {
             ended: None,
             partitions: BTreeMap::new(),
             what: None,
+            kind: None,
         });
-        if e.state == JobState::Submitted && e.partition.is_none() && e.detail.is_some() {
-            row.what = e.detail.clone();
+        if e.state == JobState::Submitted && e.partition.is_none() {
+            if e.detail.is_some() {
+                row.what = e.detail.clone();
+            }
+            if e.kind.is_some() {
+                row.kind = e.kind.clone();
+            }
         }
         match e.partition {
             Some(p) => {
@@ -281,6 +289,28 @@ impl Pipeline {
         self.jobs.values().filter(|j| j.is_open())
     }
 
+    /// Each kind's median time from a job's submission to its end, over the finished jobs kept,
+    /// when jobs of more than one kind are there: what a mix of proofs does to each.
+    pub fn kind_latencies(&self) -> Vec<(&str, f64, usize)> {
+        let mut by_kind: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for j in self.jobs.values() {
+            if let (Some(kind), Some(end)) = (j.kind.as_deref(), j.ended) {
+                let secs = end.saturating_sub(j.submitted) as f64 / 1e9;
+                by_kind.entry(kind).or_default().push(secs);
+            }
+        }
+        if by_kind.len() < 2 {
+            return vec![];
+        }
+        by_kind
+            .into_iter()
+            .map(|(k, mut v)| {
+                v.sort_by(f64::total_cmp);
+                (k, v[v.len() / 2], v.len())
+            })
+            .collect()
+    }
+
     /// The jobs table's order: open jobs oldest first, then finished ones newest first.
     pub fn table(&self) -> Vec<&JobRow> {
         let mut v: Vec<&JobRow> = self.open_jobs().collect();
@@ -329,6 +359,7 @@ mod tests {
             partition,
             state,
             detail: Some("gpu0".into()),
+            kind: None,
         }
     }
 
@@ -358,5 +389,28 @@ mod tests {
         assert_eq!(p.proofs_per_hour(3_600_000_000_000), Some(3.0));
         // Three proofs in the three seconds since the first job: the window shrinks to them.
         assert_eq!(p.recent_per_hour(3_000_000_000, 3_600_000_000_000), 3600.0);
+    }
+
+    #[test]
+    fn jobs_keep_their_kind_and_each_kind_its_latency() {
+        let mut p = Pipeline::default();
+        let submit = |p: &mut Pipeline, t, job, kind: &str| {
+            p.job(&JobEvent {
+                kind: Some(kind.into()),
+                ..ev(t, job, None, JobState::Submitted)
+            })
+        };
+        submit(&mut p, 0, 0, "porep");
+        assert!(p.kind_latencies().is_empty(), "nothing has ended");
+        submit(&mut p, 1_000_000_000, 1, "winning-post");
+        submit(&mut p, 2_000_000_000, 2, "porep");
+        p.job(&ev(5_000_000_000, 1, None, JobState::Verified));
+        p.job(&ev(30_000_000_000, 0, None, JobState::Verified));
+        p.job(&ev(42_000_000_000, 2, None, JobState::Verified));
+        assert_eq!(p.jobs[&1].kind.as_deref(), Some("winning-post"));
+        assert_eq!(
+            p.kind_latencies(),
+            vec![("porep", 40.0, 2), ("winning-post", 4.0, 1)]
+        );
     }
 }

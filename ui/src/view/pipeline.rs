@@ -327,16 +327,19 @@ fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     if inner.height == 0 {
         return;
     }
-    // The kind and priority only where they fit beside the rest.
+    // The kind and priority only where they fit beside the rest; a kind column where jobs
+    // name their kinds and there is room.
     let wide = inner.width >= 56;
+    let kinds = inner.width >= 72 && table.iter().any(|j| j.kind.is_some());
     let buf = f.buffer_mut();
     buf.set_string(
         inner.x,
         inner.y,
         fmt::fit(
-            match wide {
-                true => " job   state       parts  device  time    what",
-                false => " job   state       parts  device  time",
+            match (wide, kinds) {
+                (true, true) => " job   state       parts  device  time    kind          what",
+                (true, false) => " job   state       parts  device  time    what",
+                (false, _) => " job   state       parts  device  time",
             },
             inner.width as usize,
         ),
@@ -365,8 +368,12 @@ fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
             JobState::Cancelled => theme.dim,
             _ => theme.fg,
         };
+        let kind = match kinds {
+            true => format!("{:<13} ", fmt::fit(j.kind.as_deref().unwrap_or("-"), 13)),
+            false => String::new(),
+        };
         let text = format!(
-            " #{:<4} {:<11} {:<6} {:<7} {:<7} {}",
+            " #{:<4} {:<11} {:<6} {:<7} {:<7} {kind}{}",
             j.job,
             state_name(j.state),
             parts_summary(j),
@@ -415,6 +422,17 @@ fn draw_stages(f: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         .collect();
     if lines.is_empty() {
         lines.push(Line::from(label(" no proof yet", theme)));
+    }
+    let latencies = state.pipeline.kind_latencies();
+    if !latencies.is_empty() {
+        let each: Vec<String> = latencies
+            .iter()
+            .map(|(k, secs, n)| format!("{k} {} ({n})", fmt::secs(*secs)))
+            .collect();
+        lines.push(Line::from(vec![
+            label(" a job, submitted to done: ".to_string(), theme),
+            value(each.join(" · "), theme),
+        ]));
     }
     if let Some(e) = &state.pipeline.last_error {
         lines.push(Line::from(Span::styled(

@@ -61,8 +61,13 @@ impl Default for WitnessCs {
 impl ConstraintSystem<Scalar> for WitnessCs {
     type Root = Self;
 
+    /// A piece for `extend`, without the constant one: as bellperson's proving system, whose
+    /// callers allocate a temporary one first (storage-proofs-post's FallbackPoSt circuit
+    /// does), which `extend` skips.
     fn new() -> Self {
-        Self::default()
+        WitnessCs {
+            w: Witness::default(),
+        }
     }
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>

@@ -104,6 +104,7 @@ fn state_renders_counters_histograms_samples_and_config() {
         partition: None,
         state: JobState::Submitted,
         detail: None,
+        kind: None,
     }));
     st.settle_until(4_000_000_000);
     let text = st.render();

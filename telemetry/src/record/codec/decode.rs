@@ -180,12 +180,16 @@ impl<'a> Decoder<'a> {
                 applied: self.bool()?,
                 error: self.opt_str()?,
             }),
-            JOB => Event::Job(JobEvent {
+            JOB | JOB_KIND => Event::Job(JobEvent {
                 t: self.time()?,
                 job: self.varint()?,
                 partition: self.opt_u32()?,
                 state: job_state(self.u8()?).ok_or("an unknown job state")?,
                 detail: self.opt_str()?,
+                kind: match tag {
+                    JOB_KIND => Some(self.str()?),
+                    _ => None,
+                },
             }),
             PROOF => {
                 let (t, job, partition) = (self.time()?, self.varint()?, self.u32()?);

@@ -88,12 +88,15 @@ impl BlockEncoder {
                 self.opt_str(c.error.as_deref());
             }
             Event::Job(j) => {
-                self.buf.push(JOB);
+                self.buf.push(if j.kind.is_some() { JOB_KIND } else { JOB });
                 self.time(j.t);
                 self.varint(j.job);
                 self.opt_varint(j.partition.map(u64::from));
                 self.buf.push(job_state_code(j.state));
                 self.opt_str(j.detail.as_deref());
+                if let Some(kind) = &j.kind {
+                    self.str(kind);
+                }
             }
             Event::Proof(p) => {
                 self.buf.push(PROOF);

@@ -32,6 +32,8 @@ const JOB: u8 = 4;
 const PROOF: u8 = 5;
 const LOG: u8 = 6;
 const MARK: u8 = 7;
+/// A job event with its kind: `JOB`'s fields, then the kind (format version 2).
+const JOB_KIND: u8 = 8;
 const HOLE: u8 = 16;
 const RUN: u8 = 17;
 

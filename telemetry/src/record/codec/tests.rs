@@ -52,6 +52,15 @@ fn every_kind() -> Vec<Record> {
             partition: Some(u32::MAX),
             state: JobState::Cancelled,
             detail: None,
+            kind: None,
+        })),
+        Record::Event(Event::Job(JobEvent {
+            t: 12,
+            job: 3,
+            partition: None,
+            state: JobState::Submitted,
+            detail: Some("winning-post-2KiB · critical".into()),
+            kind: Some("winning-post".into()),
         })),
         Record::Event(Event::Proof(ProofRecord {
             t: 0,
@@ -97,6 +106,39 @@ fn every_kind_round_trips() {
     for n in 0..e.buf.len() {
         assert!(decode_block(&e.buf[..n], e.count, &mut vec![]).is_err());
     }
+}
+
+/// A job event without a kind is written as format version 1 wrote every job event, so a
+/// version 1 file's jobs read back, their kind `None`; one with a kind has a record of its own.
+#[test]
+fn job_events_without_a_kind_keep_version_1_s_layout() {
+    let job = |kind: Option<&str>| {
+        Record::Event(Event::Job(JobEvent {
+            t: 1,
+            job: 2,
+            partition: None,
+            state: JobState::Submitted,
+            detail: Some("porep-2KiB · normal".into()),
+            kind: kind.map(str::to_string),
+        }))
+    };
+    let mut e = BlockEncoder::default();
+    e.push(&job(None));
+    // Tag, time delta, job, no partition, state, a detail, a new string and its length and
+    // bytes: version 1's record.
+    let detail = "porep-2KiB · normal";
+    let mut v1 = vec![JOB, 2, 2, 0, 0, 1, 0, detail.len() as u8];
+    v1.extend_from_slice(detail.as_bytes());
+    assert_eq!(e.buf, v1);
+    let mut out = vec![];
+    decode_block(&v1, 1, &mut out).unwrap();
+    assert_eq!(out, vec![job(None)]);
+    let mut e = BlockEncoder::default();
+    e.push(&job(Some("porep")));
+    assert_eq!(e.buf[0], JOB_KIND);
+    let mut out = vec![];
+    decode_block(&e.buf, 1, &mut out).unwrap();
+    assert_eq!(out, vec![job(Some("porep"))]);
 }
 
 #[test]

@@ -1,0 +1,193 @@
+//! One Filecoin proof's partitions as the engine's [`CircuitSource`]: each kind says how its
+//! compound proof builds a partition's circuit and the blank one; the shape, parameters,
+//! recorded matrices and witnesses follow the same way for every kind, and so does
+//! registering them with the engine.
+
+use anyhow::{bail, Result};
+use blstrs::Scalar as Fr;
+use provetop_engine::circuit::external::CircuitSource;
+use provetop_engine::circuit::precompiled::{self, Precompiled, Witness};
+use provetop_engine::circuit::{synthesize_generic, Assignment, Shape};
+use provetop_engine::params::{setup, setup::Progress, Parameters};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::filecoin;
+use crate::kind::Kind;
+
+/// A proof's circuits as registered with the engine, and where filecoin-proofs finds their
+/// keys.
+#[derive(Clone, Debug)]
+pub struct Registered {
+    /// The engine's name for them: `Workload::External { circuit: name }`.
+    pub name: String,
+    /// Groth16 partitions in one proof.
+    pub partitions: u32,
+    /// Filecoin's `.params` file for the circuit, from `--params-dir`.
+    pub params_file: Option<PathBuf>,
+    /// Where filecoin-proofs looks for the verifying key.
+    pub vk_dir: PathBuf,
+    /// Filecoin's name for the circuit's parameters (without `v28-` and the extension).
+    pub cache_id: String,
+}
+
+/// Registers `parts` with the engine as `name`; with `params_dir`, Filecoin's parameters of
+/// the circuit (`what`, as the error names it) must be there.
+pub(crate) fn register<P: Partitions>(
+    name: &str,
+    parts: P,
+    params_dir: Option<&Path>,
+    what: &str,
+) -> Result<Registered> {
+    let vk_dir = filecoin::configure(params_dir)?;
+    let cache_id = parts.cache_id().to_string();
+    let params_file = match params_dir {
+        None => None,
+        Some(dir) => {
+            let file = dir.join(storage_proofs_core::parameter_cache::parameter_id(
+                &cache_id,
+            ));
+            if !file.is_file() {
+                bail!(
+                    "--params-dir {}: no {} (the parameters of {what})",
+                    dir.display(),
+                    file.file_name().unwrap_or_default().to_string_lossy(),
+                );
+            }
+            Some(file)
+        }
+    };
+    let partitions = parts.count();
+    provetop_engine::circuit::external::register(name, Source::of(parts));
+    Ok(Registered {
+        name: name.to_string(),
+        partitions,
+        params_file,
+        vk_dir,
+        cache_id,
+    })
+}
+
+/// Runs a check of vanilla proofs (milliseconds to seconds) on a pool of its own, rayon's
+/// global one may be busy with a proof for many seconds; a panic in Filecoin's crates, which
+/// assume well-formed proofs in places, is the check's error.
+pub(crate) fn checked<T: Send>(check: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    static CHECKS: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    let pool = CHECKS.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|i| format!("vanilla-check-{i}"))
+            .build()
+            .expect("a two-thread pool can be built")
+    });
+    pool.install(|| guarded(check))
+}
+
+/// Runs `f`, a panic in it (Filecoin's crates assume well-formed proofs in places) becoming
+/// its error: `malformed (the panic's message)`.
+pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(anyhow::anyhow!("malformed ({why})"))
+    })
+}
+
+/// A proof's partitions, as its compound proof (`CompoundProof::circuit`, `blank_circuit`)
+/// builds them.
+pub(crate) trait Partitions: Send + Sync + 'static {
+    /// The circuit type of one partition.
+    type Circuit: bellpepper_core::Circuit<Fr>;
+    /// Partitions of one proof.
+    fn count(&self) -> u32;
+    /// Partition `k`'s circuit with its witness.
+    fn circuit(&self, k: usize) -> Result<Self::Circuit>;
+    /// The circuit without values: the structure every proof of the kind and size shares.
+    fn blank(&self) -> Self::Circuit;
+    /// Filecoin's parameter id of that structure (one per kind, size and version).
+    fn cache_id(&self) -> &str;
+    /// The proof kind.
+    fn kind(&self) -> Kind;
+    /// Partition `k`'s witness alone, with room for `aux` values: the circuit's synthesis in a
+    /// system that keeps values only, unless the kind has a faster way.
+    fn witness(&self, k: usize, aux: usize) -> Result<Witness> {
+        precompiled::witness_of(self.circuit(k)?, aux)
+    }
+}
+
+/// The engine's view of a [`Partitions`].
+pub(crate) struct Source<P> {
+    parts: P,
+    shape: OnceLock<Shape>,
+}
+
+impl<P: Partitions> Source<P> {
+    fn of(parts: P) -> Arc<dyn CircuitSource> {
+        Arc::new(Source {
+            parts,
+            shape: OnceLock::new(),
+        })
+    }
+
+    fn index(&self, partition: u32) -> usize {
+        partition as usize % self.parts.count().max(1) as usize
+    }
+}
+
+/// Shapes by parameter cache id. Every proof of one kind, size and version has the same circuit
+/// structure, so each served request's source finds it here instead of synthesising its blank
+/// circuit again (seconds of one core for each 8MiB PoRep request, which serialised `serve`).
+fn known_shape(cache_id: &str, derive: impl FnOnce() -> Result<Shape>) -> Result<Shape> {
+    static SHAPES: OnceLock<Mutex<HashMap<String, Shape>>> = OnceLock::new();
+    let shapes = || {
+        SHAPES
+            .get_or_init(Mutex::default)
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(s) = shapes().get(cache_id) {
+        return Ok(s.clone());
+    }
+    let s = derive()?;
+    shapes().insert(cache_id.to_string(), s.clone());
+    Ok(s)
+}
+
+impl<P: Partitions> CircuitSource for Source<P> {
+    fn partitions(&self) -> u32 {
+        self.parts.count()
+    }
+
+    fn shape(&self) -> Result<Shape> {
+        if let Some(s) = self.shape.get() {
+            return Ok(s.clone());
+        }
+        let s = known_shape(self.parts.cache_id(), || Shape::of(self.parts.blank()))?;
+        Ok(self.shape.get_or_init(|| s).clone())
+    }
+
+    fn synthesize(&self, partition: u32) -> Result<Assignment> {
+        synthesize_generic(self.parts.circuit(self.index(partition))?)
+    }
+
+    fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters> {
+        setup::generate(self.parts.blank(), shape, &mut rand::rngs::OsRng, progress)
+    }
+
+    fn witness(&self, partition: u32) -> Result<Witness> {
+        let aux = self.shape()?.num_aux;
+        self.parts.witness(self.index(partition), aux)
+    }
+
+    fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled> {
+        precompiled::record(self.parts.blank(), shape, progress)
+    }
+
+    fn kind(&self) -> &str {
+        self.parts.kind().name()
+    }
+}

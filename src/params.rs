@@ -1,0 +1,158 @@
+//! A run's parameters before its first job: loaded from the cache or generated (progress on
+//! stderr), each circuit recorded for the pre-compiled path, and the prestaging memory
+//! page-locked ahead.
+
+use anyhow::{Context, Result};
+use provetop_engine::circuit::Workload;
+use provetop_engine::params::cache::Origin;
+use provetop_engine::params::store::{Loaded, ParamsStore};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::run::{usage, Session};
+
+/// Loads or generates the parameters of every part of the run (the first part's are returned),
+/// records their circuits for the pre-compiled path, and page-locks the prestaging memory for
+/// the largest. A mismatching `--params` file is bad input.
+pub fn prepare(session: &Session) -> Result<Arc<Loaded>> {
+    let mut first = None;
+    let mut largest: Option<(Arc<Loaded>, bool)> = None;
+    for part in &session.plan.parts {
+        let loaded = load(session, &part.workload)?;
+        let precompiled = session.engine.precompiled_for(&part.workload);
+        if precompiled {
+            record_circuit(session, &part.workload)?;
+        }
+        let rows = |l: &Loaded| l.shape.num_rows();
+        if largest
+            .as_ref()
+            .is_none_or(|(l, _)| rows(l) < rows(&loaded))
+        {
+            largest = Some((loaded.clone(), precompiled));
+        }
+        first.get_or_insert(loaded);
+    }
+    if let Some((loaded, precompiled)) = largest {
+        reserve_prestage(session, &loaded, precompiled);
+    }
+    first.context("a run without a workload")
+}
+
+/// One workload's parameters, with progress on stderr at most once a second.
+fn load(session: &Session, workload: &Workload) -> Result<Arc<Loaded>> {
+    let started = Instant::now();
+    let last = parking_lot::Mutex::new(Instant::now());
+    let label = workload.label();
+    let tty = std::io::stderr().is_terminal();
+    let progress = |stage: &str, done: usize, total: usize| {
+        let mut last = last.lock();
+        // On a terminal one line redrawn in place; elsewhere a line every few seconds.
+        let every = Duration::from_secs(if tty { 1 } else { 5 });
+        if last.elapsed() >= every {
+            *last = Instant::now();
+            let line = progress_line(&label, stage, done, total, started.elapsed());
+            match tty {
+                true => eprint!("\r\x1b[2K{line}"),
+                false => eprintln!("{line}"),
+            }
+        }
+    };
+    let store: &ParamsStore = session.engine.store();
+    let loaded = store
+        .get(workload, &progress)
+        .with_context(|| format!("parameters for {label}"));
+    if tty && started.elapsed() >= Duration::from_secs(1) {
+        eprintln!();
+    }
+    // Parameters the user named that do not fit are bad input; a failed setup is not.
+    match session.params_file {
+        true => usage(loaded),
+        false => loaded,
+    }
+}
+
+/// `params: generating for sha256-4: G1 queries [######------]  52% · 0:41 elapsed, ~0:38 left`.
+fn progress_line(label: &str, stage: &str, done: usize, total: usize, took: Duration) -> String {
+    let frac = if total > 0 {
+        (done as f64 / total as f64).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let filled = (frac * 20.0).round() as usize;
+    let clock = |s: f64| format!("{}:{:02}", (s / 60.0) as u64, (s % 60.0) as u64);
+    let secs = took.as_secs_f64();
+    let left = match frac > 0.0 {
+        true => format!(", ~{} left", clock(secs * (1.0 - frac) / frac)),
+        false => String::new(),
+    };
+    format!(
+        "params: generating for {label}: {stage} [{}{}] {:>3.0}% · {} elapsed{left}",
+        "#".repeat(filled),
+        "-".repeat(20 - filled),
+        frac * 100.0,
+        clock(secs)
+    )
+}
+
+/// Records the workload's circuit for the pre-compiled path before the first job (or reads
+/// it from the cache beside the parameters), with progress on stderr.
+fn record_circuit(session: &Session, workload: &Workload) -> Result<()> {
+    let label = workload.label();
+    let last = parking_lot::Mutex::new(Instant::now());
+    let progress = |_: &str, done: usize, total: usize| {
+        let mut last = last.lock();
+        if last.elapsed() >= Duration::from_secs(1) && total > 0 {
+            *last = Instant::now();
+            eprintln!(
+                "circuit: recording {label}: {:.0}%",
+                100.0 * done as f64 / total as f64
+            );
+        }
+    };
+    let (pc, origin) = session.engine.store().circuit(workload, &progress)?;
+    if let Some(Origin::Generated { seconds, .. }) = origin {
+        eprintln!(
+            "circuit: recorded {label} in {seconds:.1} s ({} terms, {:.0} MB)",
+            pc.nnz(),
+            pc.bytes() as f64 / 1e6
+        );
+    }
+    Ok(())
+}
+
+/// Page-locks the prestaging memory before the first job, saying so when it takes a while.
+/// Failing to is not an error: partitions then stage as they go.
+fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool) {
+    let start = Instant::now();
+    match session.engine.reserve_prestage(loaded, precompiled) {
+        Ok(0) => {}
+        Ok(bytes) => {
+            let line = format!(
+                "prestage: {:.1} GB of page-locked memory for witnesses in {:.1} s",
+                bytes as f64 / 1e9,
+                start.elapsed().as_secs_f64()
+            );
+            tracing::info!("{line}");
+            eprintln!("{line}");
+        }
+        Err(e) => tracing::warn!(
+            "prestage: could not page-lock memory ahead ({e:#}); partitions will stage as they go"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_progress_has_a_bar_the_elapsed_time_and_what_is_left() {
+        let line = progress_line("k14", "G1 queries", 25, 100, Duration::from_secs(30));
+        assert_eq!(
+            line,
+            "params: generating for k14: G1 queries [#####---------------]  25% · 0:30 elapsed, ~1:30 left"
+        );
+        assert!(!progress_line("k14", "tau", 0, 0, Duration::ZERO).contains("left"));
+    }
+}
