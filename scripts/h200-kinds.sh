@@ -108,3 +108,5 @@ if m:
         print(f"\n- {d['id']} busy {d['busy_ratio']:.1%} (steady {d['steady_busy_ratio']:.1%})")
 EOF
 tar czf "$OUT/logs.tar.gz" -C "$W" --exclude='*.json' --exclude=state . 2>/dev/null
+# A call brings back at most 8 files: the JSONs go back in one archive beside the summary.
+(cd "$OUT" && tar czf results.tar.gz --remove-files ./*.json)
