@@ -281,16 +281,13 @@ pub fn write_kinds(
         }
         writeln!(w, "{}", provetop_telemetry::text::printable(&line))?;
         let stages = list(k.main_stages(4));
-        let gaps = list(k.main_gaps(2));
-        let mut parts = vec![];
-        if !stages.is_empty() {
-            parts.push(stages.join(", "));
-        }
-        if !gaps.is_empty() {
-            parts.push(format!("waited before it: {}", gaps.join(", ")));
-        }
-        if !parts.is_empty() {
-            writeln!(w, "  {}", parts.join(" · "))?;
+        let gaps = match list(k.main_gaps(2)) {
+            g if g.is_empty() => "nothing".to_string(),
+            g => g.join(", "),
+        };
+        match stages.is_empty() {
+            true => writeln!(w, "  waited before it: {gaps}")?,
+            false => writeln!(w, "  {} · waited before it: {gaps}", stages.join(", "))?,
         }
     }
     Ok(())
