@@ -265,6 +265,11 @@ impl ReportBuilder {
         self.config.push(c);
     }
 
+    /// Whether any job's events named its kind: whether a summary has `kinds`.
+    pub fn has_kinds(&self) -> bool {
+        !self.jobs.is_empty()
+    }
+
     /// The finished partitions seen, in arrival order.
     pub fn proofs(&self) -> &[ProofRecord] {
         &self.proofs

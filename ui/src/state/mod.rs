@@ -172,7 +172,9 @@ impl State {
         let due = self.now >= self.verdict_at + SEGMENTS_EVERY.max(self.verdict_at / 50);
         if due && !self.report.proofs().is_empty() {
             self.verdict = Some(self.advise());
-            self.kinds = self.report.summary(0, self.now).kinds;
+            if self.report.has_kinds() {
+                self.kinds = self.report.summary(0, self.now).kinds;
+            }
             self.verdict_at = self.now;
         }
         let cutoff = self.now.saturating_sub(self.history);
