@@ -10,7 +10,8 @@
 #      issue asks for at most twice)
 #   4. SIGTERM: the server drains and exits 0
 #   5. bench --mix porep:8,window-post:1,winning-post:1: a mixed run's table per kind (Curio's
-#      priorities: WindowPoSt high, WinningPoSt critical)
+#      priorities: WindowPoSt high, WinningPoSt critical), with what the GPU waited for before
+#      each kind's partitions
 #
 #   scripts/build-carry.sh   # here; then on the device:
 #   OUT=$OUT scripts/h200-kinds.sh     # PROOFS=N (each kind's bench), MIX_PROOFS=N (the mix)
@@ -83,27 +84,31 @@ for k in kinds:
     print(f"| {k} | {w['constraints']:,} | {w['partitions']} | {s['proofs']} | {s['verified']} | "
           f"{f.get('verifier')}: {f.get('verified')} accepted, {f.get('failed')} rejected | {s['proofs_per_hour']:,.0f} | "
           f"{lat.get('median', float('nan')):.3f} | {med(s['stages'], 'device_wall'):.3f} | {med(s['stages'], 'synthesis'):.3f} |")
-idle, loaded, load = load("winning-idle"), load("winning-loaded"), load("porep-load")
+idle, loaded, porep = load("winning-idle"), load("winning-loaded"), load("porep-load")
 if idle and loaded:
     i, l = idle["median_total_ms"], loaded["median_total_ms"]
     verdict = "within" if l <= 2 * i else "NOT within"
     print(f"\n- WinningPoSt through serve: {i} ms idle (median of 3), {l} ms sent after the 30th of "
-          f"{load['proofs'] if load else '?'} 8MiB PoReps ({l / max(i, 1):.2f}×, {verdict} twice the idle latency); "
+          f"{porep['proofs'] if porep else '?'} 8MiB PoReps ({l / max(i, 1):.2f}×, {verdict} twice the idle latency); "
           f"accepted by verify_winning_post: idle {idle['verified']}/{idle['proofs']}, loaded {loaded['verified']}/{loaded['proofs']}")
-if load:
-    print(f"- the PoReps through serve meanwhile: {load['proofs_per_hour']:,.0f}/h, {load['verified']}/{load['proofs']} accepted by verify_seal")
+if porep:
+    print(f"- the PoReps through serve meanwhile: {porep['proofs_per_hour']:,.0f}/h, {porep['verified']}/{porep['proofs']} accepted by verify_seal")
 m = load("mix")
 if m:
     s = m["summary"]
     print(f"\n### Mixed run: {m['workload']['label']} ({s['proofs']} partitions, {s['proofs_per_hour']:,.0f}/h, "
           f"filecoin-proofs {m['filecoin']['verified']} accepted, {m['filecoin']['failed']} rejected)\n")
-    print("| kind | jobs | proofs | verified | proofs/h | latency median s | min s | max s | device_wall s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    # What the GPU waited for before each kind's partitions (summary.kinds[].gaps).
+    def waits(x):
+        g = sorted(((s, c) for c, s in x.get("gaps", {}).items() if s >= 0.0005), reverse=True)
+        return ", ".join(f"{c} {s:.2f}" for s, c in g[:2]) or "—"
+    print("| kind | jobs | proofs | verified | proofs/h | latency median s | min s | max s | device_wall s | GPU waited before it s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for k, x in s.get("kinds", {}).items():
         lat = x.get("latency") or {}
         print(f"| {k} | {x['jobs']} | {x['proofs']} | {x['verified']} | {x['proofs_per_hour']:,.0f} | "
               f"{lat.get('median', float('nan')):.3f} | {lat.get('min', float('nan')):.3f} | "
-              f"{lat.get('max', float('nan')):.3f} | {med(x['stages'], 'device_wall'):.3f} |")
+              f"{lat.get('max', float('nan')):.3f} | {med(x['stages'], 'device_wall'):.3f} | {waits(x)} |")
     for d in m.get("devices", []):
         print(f"\n- {d['id']} busy {d['busy_ratio']:.1%} (steady {d['steady_busy_ratio']:.1%})")
 EOF

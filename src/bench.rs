@@ -123,7 +123,7 @@ fn report_json(
             "params": loaded.origin,
         },
         "proofs": out.report.rows(),
-        "summary": out.report.summary(out.wall_seconds()),
+        "summary": out.report.summary(out.start, out.end),
         "config_events": out.report.config_events(),
         "unfinished_jobs": out.unfinished,
     });
@@ -159,7 +159,7 @@ fn write_table(
     loaded: &Loaded,
     out: &RunOutput,
 ) -> Result<()> {
-    let summary = out.report.summary(out.wall_seconds());
+    let summary = out.report.summary(out.start, out.end);
     writeln!(w, "{}", header(session))?;
     let parts = &session.plan.parts;
     for part in parts {
@@ -251,15 +251,23 @@ fn verdict(session: &Session, out: &RunOutput) -> provetop_telemetry::advice::Ve
     )
 }
 
-/// A line per kind of job when there are several: `kind winning-post: 2 job(s), 2/2 verified ·
-/// 720 proofs/hour · latency 4.10 s (3.90–4.30) · synthesis 0.21 s, msm_h 1.90 s, …`.
+/// A short block per kind of job when the kinds tell more than the run's figures
+/// (`report::kinds_tell`): `kind winning-post: 2 job(s), 2/2 verified · 720 proofs/hour ·
+/// latency 4.10 s (3.90–4.30)`, then `  msm_h 1.90 s, synthesis 0.21 s, … · waited before it:
+/// waiting_synthesis 0.40 s, queued 0.10 s` (its largest stage medians, largest first;
+/// the two largest idle-gap causes charged to it).
 pub fn write_kinds(
     w: &mut impl Write,
     kinds: &std::collections::BTreeMap<String, provetop_telemetry::report::KindSummary>,
 ) -> Result<()> {
-    if kinds.len() < 2 {
+    if !provetop_telemetry::report::kinds_tell(kinds) {
         return Ok(());
     }
+    let list = |v: Vec<(&str, f64)>| -> Vec<String> {
+        v.into_iter()
+            .map(|(k, s)| format!("{k} {s:.2} s"))
+            .collect()
+    };
     for (kind, k) in kinds {
         let mut line = format!(
             "kind {kind}: {} job(s), {}/{} verified · {:.0} proofs/hour",
@@ -271,16 +279,16 @@ pub fn write_kinds(
                 l.median, l.min, l.max
             ));
         }
-        let stages: Vec<String> = Stage::PROOF_STAGES
-            .iter()
-            .filter_map(|s| k.stages.get(s.key()).map(|v| (s.key(), v.median)))
-            .filter(|(_, v)| *v >= 0.0005)
-            .map(|(s, v)| format!("{s} {v:.2} s"))
-            .collect();
-        if !stages.is_empty() {
-            line.push_str(&format!(" · {}", stages.join(", ")));
-        }
         writeln!(w, "{}", provetop_telemetry::text::printable(&line))?;
+        let stages = list(k.main_stages(4));
+        let gaps = match list(k.main_gaps(2)) {
+            g if g.is_empty() => "nothing".to_string(),
+            g => g.join(", "),
+        };
+        match stages.is_empty() {
+            true => writeln!(w, "  waited before it: {gaps}")?,
+            false => writeln!(w, "  {} · waited before it: {gaps}", stages.join(", "))?,
+        }
     }
     Ok(())
 }

@@ -29,7 +29,7 @@ pub fn main(args: &EngineArgs, note: Option<&str>) -> Result<i32> {
         status_line(n, total, p);
     })?;
     session.engine.shutdown();
-    let s = out.report.summary(out.wall_seconds());
+    let s = out.report.summary(out.start, out.end);
     eprintln!(
         "provetop: {}/{} proofs verified in {:.2} s ({:.0} proofs/hour)",
         s.verified, s.proofs, s.wall_seconds, s.proofs_per_hour

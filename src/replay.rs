@@ -98,7 +98,7 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
     for h in &f.holes {
         lost.add_counts(h);
     }
-    let summary = f.report.summary(wall);
+    let summary = f.report.summary(from, to);
     let devices = f.report.devices(from, to);
     let config_events = f.report.config_events();
     let segments = f.report.segments(from, to);

@@ -41,7 +41,7 @@ fn summarise(path: &Path) {
     let _ = lost.total();
     let _ = read.notes();
     let (from, to) = (rec.start(), rec.end_time());
-    let summary = report.summary(to.saturating_sub(from) as f64 / 1e9);
+    let summary = report.summary(from, to);
     let json = serde_json::json!({
         "summary": summary,
         "proofs": report.rows(),

@@ -103,6 +103,30 @@ fn a_mix_of_kinds_is_summarised_per_kind_live_and_in_its_replay() {
         );
     }
     assert_eq!(v["workload"]["mix"][1]["priority"], "critical");
+    // Each kind's idle time by cause, with the devices' keys: the devices' gaps charged to the
+    // kind computed after each, so together no more than the devices' idle time.
+    let keys = |o: &serde_json::Value| -> Vec<String> {
+        o.as_object().expect("an object").keys().cloned().collect()
+    };
+    let devices = v["devices"].as_array().expect("devices");
+    let idle: f64 = devices
+        .iter()
+        .map(|d| d["idle_seconds"].as_f64().unwrap())
+        .sum();
+    let mut charged = 0.0;
+    for k in ["window-post", "winning-post"] {
+        assert_eq!(keys(&kinds[k]["gaps"]), keys(&devices[0]["gaps"]), "{k}");
+        charged += kinds[k]["gaps"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|s| s.as_f64().unwrap())
+            .sum::<f64>();
+    }
+    assert!(
+        charged > 0.0 && charged <= idle + 1e-9,
+        "{charged} s of {idle} s"
+    );
     // The recording carries each job's kind: its summary says the same.
     let out = run(
         home.path(),
@@ -114,6 +138,18 @@ fn a_mix_of_kinds_is_summarised_per_kind_live_and_in_its_replay() {
     for k in ["window-post", "winning-post"] {
         assert_eq!(replayed[k]["jobs"], kinds[k]["jobs"], "{k}");
         assert_eq!(replayed[k]["verified"], kinds[k]["verified"], "{k}");
+        assert_eq!(replayed[k]["gaps"], kinds[k]["gaps"], "{k}");
+    }
+    // Its text gives a short block per kind: the kind's line, then its stages and waits.
+    let out = run(home.path(), &["replay", rec.to_str().unwrap(), "--summary"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for k in ["kind window-post: 2 job(s)", "kind winning-post: 1 job(s)"] {
+        let line = text.lines().position(|l| l.starts_with(k));
+        let next = line.and_then(|i| text.lines().nth(i + 1)).unwrap_or("");
+        assert!(
+            next.starts_with("  ") && next.contains(" s"),
+            "{k} in\n{text}"
+        );
     }
 }
 

@@ -138,3 +138,38 @@ fn too_small() {
     let mut app = gpu_app();
     snap("too_small", &mut app, (40, 10));
 }
+
+/// The fixed session with its jobs named as Filecoin's kinds (a WinningPoSt every fifth job,
+/// PoReps between): the pipeline view's per-kind block.
+#[test]
+fn pipeline_with_kinds() {
+    use provetop_telemetry::fixture::{self, Spec};
+    use provetop_telemetry::{Event, JobState};
+    let spec = Spec::gpus();
+    let mut events = fixture::events(&spec);
+    for e in &mut events {
+        if let Event::Job(j) = e {
+            if j.state == JobState::Submitted && j.partition.is_none() {
+                let kind = if j.job % 5 == 4 {
+                    "winning-post"
+                } else {
+                    "porep"
+                };
+                j.kind = Some(kind.into());
+            }
+        }
+    }
+    for size in [SMALL, MEDIUM] {
+        let mut app = gpu_app();
+        app.state = provetop_ui::State::replayed(fixture::session(&spec), &events, spec.end());
+        keys(&mut app, "2");
+        snap("pipeline_kinds", &mut app, size);
+        // Both kinds whole, each with what its devices waited for.
+        let screen = text(&render(&mut app, size.0, size.1));
+        assert!(screen.contains("Per kind · session ─"), "{screen}");
+        for kind in [" porep ", " winning-post "] {
+            assert!(screen.contains(kind), "{kind} in\n{screen}");
+        }
+        assert_eq!(screen.matches("waited").count(), 2, "{screen}");
+    }
+}

@@ -47,7 +47,7 @@ mod levels;
 mod reasons;
 mod sweep;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
 mod tests_detail;
 

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::{Event, JobEvent, JobState, Lane, Span, Stage};
 
-pub(super) const MS: Nanos = 1_000_000;
+pub(crate) const MS: Nanos = 1_000_000;
 
-pub(super) fn span(lane: Lane, stage: Stage, start: Nanos, end: Nanos, job: u64) -> Event {
+pub(crate) fn span(lane: Lane, stage: Stage, start: Nanos, end: Nanos, job: u64) -> Event {
     Event::Span(Span {
         lane,
         stage,
@@ -19,7 +19,7 @@ pub(super) fn span(lane: Lane, stage: Stage, start: Nanos, end: Nanos, job: u64)
     })
 }
 
-pub(super) fn compute(d: &str) -> Lane {
+pub(crate) fn compute(d: &str) -> Lane {
     Lane::Compute { device: d.into() }
 }
 
@@ -30,13 +30,13 @@ pub(super) fn worker(d: &str, w: u32) -> Lane {
     }
 }
 
-pub(super) fn synth() -> Lane {
+pub(crate) fn synth() -> Lane {
     Lane::Pool {
         name: "synthesis".into(),
     }
 }
 
-pub(super) fn job(t: Nanos, job: u64, state: JobState, partition: Option<u32>) -> Event {
+pub(crate) fn job(t: Nanos, job: u64, state: JobState, partition: Option<u32>) -> Event {
     Event::Job(JobEvent {
         t: t * MS,
         job,

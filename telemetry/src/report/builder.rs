@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::kind_gaps::{self, NextCompute};
 use super::kinds::JobKinds;
 use super::series::Series;
 use super::{merged_length, ConfigEventRow, ProofRow, Stat, Summary};
@@ -41,7 +42,9 @@ pub struct ReportBuilder {
     open_jobs: std::collections::BTreeSet<u64>,
     most_open_jobs: u64,
     /// Jobs' kinds and times, where their events named a kind.
-    jobs: JobKinds,
+    pub(super) jobs: JobKinds,
+    /// Per device, which job each compute span is for: who ends a gap, for each kind's gaps.
+    pub(super) next_compute: NextCompute,
 }
 
 #[derive(Default)]
@@ -132,6 +135,7 @@ impl ReportBuilder {
                         .entry(device.clone())
                         .or_default()
                         .push((s.start, s.end));
+                    self.next_compute.add(device, s.start, s.job);
                 } else if matches!(s.stage, Stage::H2d | Stage::D2h) {
                     *self.copies_on_compute.entry(device.clone()).or_default() += 1;
                 }
@@ -261,6 +265,11 @@ impl ReportBuilder {
         self.config.push(c);
     }
 
+    /// Whether any job's events named its kind: whether a summary has `kinds`.
+    pub fn has_kinds(&self) -> bool {
+        !self.jobs.is_empty()
+    }
+
     /// The finished partitions seen, in arrival order.
     pub fn proofs(&self) -> &[ProofRecord] {
         &self.proofs
@@ -285,16 +294,42 @@ impl ReportBuilder {
         rows
     }
 
-    /// Counts, rates and stage statistics, the rates over `wall_seconds`.
-    pub fn summary(&self, wall_seconds: f64) -> Summary {
-        self.summary_of(self.proofs.iter(), wall_seconds, (0, Nanos::MAX))
+    /// The run over [from, to]: counts and stage statistics of every proof seen, the rates over
+    /// the window's length, each kind's idle gaps over the window (the devices' window).
+    pub fn summary(&self, from: Nanos, to: Nanos) -> Summary {
+        let gaps = self.kind_gaps(from, to);
+        self.summary_of(
+            self.proofs.iter(),
+            seconds(from, to),
+            (0, Nanos::MAX),
+            &gaps,
+        )
     }
 
-    /// The same over the proofs finished inside (from, to], the rates over its length: the
-    /// stretch since a change, for the advisor in the dashboard.
+    /// The same over the proofs finished inside (from, to]: the stretch since a change, for
+    /// the advisor in the dashboard.
     pub fn summary_between(&self, from: Nanos, to: Nanos) -> Summary {
+        self.summary_inside(from, to, &self.gap_details(from, to))
+    }
+
+    /// `summary_between` over `devices`, the gaps already worked out for the window.
+    pub(super) fn summary_inside(&self, from: Nanos, to: Nanos, devices: &[DeviceGaps]) -> Summary {
         let inside = self.proofs.iter().filter(|p| p.t > from && p.t <= to);
-        self.summary_of(inside, to.saturating_sub(from) as f64 / 1e9, (from, to))
+        let gaps = self.charge(devices);
+        self.summary_of(inside, seconds(from, to), (from, to), &gaps)
+    }
+
+    /// Each kind's idle time per cause over [from, to]; nothing without kinds, whose gaps
+    /// would be worked out for no one.
+    fn kind_gaps(&self, from: Nanos, to: Nanos) -> BTreeMap<Option<&str>, kind_gaps::CauseTimes> {
+        match self.jobs.is_empty() {
+            true => BTreeMap::new(),
+            false => self.charge(&self.gap_details(from, to)),
+        }
+    }
+
+    fn charge(&self, devices: &[DeviceGaps]) -> BTreeMap<Option<&str>, kind_gaps::CauseTimes> {
+        kind_gaps::charge(devices, &self.next_compute, |j| self.jobs.kind_of(j))
     }
 
     fn summary_of<'a>(
@@ -302,6 +337,7 @@ impl ReportBuilder {
         proofs: impl Iterator<Item = &'a ProofRecord> + Clone,
         wall_seconds: f64,
         window: (Nanos, Nanos),
+        gaps: &BTreeMap<Option<&str>, kind_gaps::CauseTimes>,
     ) -> Summary {
         let mut per_stage: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
         for p in proofs.clone() {
@@ -328,7 +364,7 @@ impl ReportBuilder {
                 .collect(),
             kinds: self
                 .jobs
-                .summaries(proofs, |p| self.stage_keys(p), wall_seconds, window),
+                .summaries(proofs, |p| self.stage_keys(p), wall_seconds, window, gaps),
         }
     }
 
@@ -353,6 +389,11 @@ impl ReportBuilder {
             })
             .collect()
     }
+}
+
+/// The length of [from, to] in seconds.
+fn seconds(from: Nanos, to: Nanos) -> f64 {
+    to.saturating_sub(from) as f64 / 1e9
 }
 
 /// Verified proofs per hour between the first verified proof and the last (0 with fewer than 3).

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::builder::ReportBuilder;
 use super::series::Series;
 use super::{merged_length, DeviceReport, HostReport, NvmlSummary, PcieSummary, TimelineCheck};
+use crate::gaps::DeviceGaps;
 use crate::{metrics, Nanos};
 
 impl ReportBuilder {
@@ -80,9 +81,18 @@ impl ReportBuilder {
 
     /// Busy fraction and idle time per cause, per device, over the window [from, to].
     pub fn devices(&self, from: Nanos, to: Nanos) -> Vec<DeviceReport> {
+        self.device_reports(self.gap_details(from, to), from, to)
+    }
+
+    /// `devices` from the gaps already worked out for [from, to].
+    pub(super) fn device_reports(
+        &self,
+        gaps: Vec<DeviceGaps>,
+        from: Nanos,
+        to: Nanos,
+    ) -> Vec<DeviceReport> {
         let wall = to.saturating_sub(from).max(1) as f64;
-        self.gap_details(from, to)
-            .into_iter()
+        gaps.into_iter()
             .map(|g| DeviceReport {
                 busy_ratio: g.busy as f64 / wall,
                 steady_busy_ratio: self.steady_busy(&g.device, from, to),

@@ -1,11 +1,13 @@
 //! Jobs by kind (`porep`, `window-post`, `synthetic`, …), from their submission events: each
-//! kind's proofs, rate, stage times and latency from submission to end, for `summary.kinds`.
+//! kind's proofs, rate, stage times, latency from submission to end and the idle gaps charged
+//! to it (`kind_gaps`), for `summary.kinds`.
 
 use std::collections::BTreeMap;
 
+use super::kind_gaps::CauseTimes;
 use super::{KindSummary, Stat};
 use crate::text::clip;
-use crate::{Nanos, ProofRecord};
+use crate::{Nanos, ProofRecord, Stage};
 
 /// The kinds jobs were submitted as, and each such job's submission and end.
 #[derive(Default)]
@@ -48,13 +50,26 @@ impl JobKinds {
         }
     }
 
-    /// Each kind's summary over `proofs`, latencies over the jobs that ended in `window`.
+    /// The kind job `job` was submitted as, if its submission named one.
+    pub(super) fn kind_of(&self, job: u64) -> Option<&str> {
+        let &(i, _, _) = self.jobs.get(&job)?;
+        self.names.get(i).map(String::as_str)
+    }
+
+    /// Whether any job named its kind.
+    pub(super) fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// Each kind's summary over `proofs`, latencies over the jobs that ended in `window`, idle
+    /// time from `gaps` (`kind_gaps::charge`).
     pub(super) fn summaries<'a>(
         &self,
         proofs: impl Iterator<Item = &'a ProofRecord>,
         stage_keys: impl Fn(&ProofRecord) -> BTreeMap<&'static str, f64>,
         wall_seconds: f64,
         window: (Nanos, Nanos),
+        gaps: &BTreeMap<Option<&str>, CauseTimes>,
     ) -> BTreeMap<String, KindSummary> {
         #[derive(Default)]
         struct Acc {
@@ -104,9 +119,55 @@ impl JobKinds {
                         .filter_map(|(k, mut v)| Stat::of(&mut v).map(|s| (k, s)))
                         .collect(),
                     latency: Stat::of(&mut a.latency),
+                    gaps: crate::gaps::GapCause::KEYS
+                        .iter()
+                        .map(|k| {
+                            let t = gaps.get(&Some(name.as_str())).and_then(|g| g.get(k));
+                            (*k, t.map_or(0.0, |t| *t as f64 / 1e9))
+                        })
+                        .collect(),
                 };
                 (name.clone(), summary)
             })
             .collect()
     }
+}
+
+/// The kind of job a session runs unless told otherwise: a session of it alone has nothing to
+/// say per kind.
+pub const DEFAULT_KIND: &str = "synthetic";
+
+/// Whether per-kind figures tell more than the run's own: jobs of more than one kind, or of a
+/// kind other than the default one. Where reports and the dashboard show their per-kind block.
+pub fn kinds_tell(kinds: &BTreeMap<String, KindSummary>) -> bool {
+    kinds.len() > 1 || kinds.keys().any(|k| k != DEFAULT_KIND)
+}
+
+impl KindSummary {
+    /// Its `n` largest stage medians (of `Stage::PROOF_STAGES`), largest first: what a short
+    /// per-kind line shows.
+    pub fn main_stages(&self, n: usize) -> Vec<(&'static str, f64)> {
+        let stages = Stage::PROOF_STAGES.iter().map(|s| s.key());
+        largest(
+            stages.filter_map(|k| self.stages.get(k).map(|v| (k, v.median))),
+            n,
+        )
+    }
+
+    /// Its `n` largest idle-gap causes, largest first.
+    pub fn main_gaps(&self, n: usize) -> Vec<(&'static str, f64)> {
+        largest(self.gaps.iter().map(|(k, s)| (*k, *s)), n)
+    }
+}
+
+/// The `n` largest of `seconds` that reach half a millisecond (less prints as 0), largest
+/// first; the earlier on a tie.
+fn largest(
+    seconds: impl Iterator<Item = (&'static str, f64)>,
+    n: usize,
+) -> Vec<(&'static str, f64)> {
+    let mut v: Vec<_> = seconds.filter(|(_, s)| *s >= 0.0005).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v.truncate(n);
+    v
 }

@@ -2,10 +2,12 @@
 //! the dashboard sees, so a live run and its recording summarise alike.
 //!
 //! `builder` collects what a report needs from the events, `devices` turns it into the device
-//! and host summaries, `series` holds the sampled metrics they read.
+//! and host summaries, `series` holds the sampled metrics they read, `kinds` summarises each
+//! kind of job and `kind_gaps` charges the devices' idle gaps to kinds.
 
 mod builder;
 mod devices;
+mod kind_gaps;
 mod kinds;
 mod segments;
 mod series;
@@ -13,6 +15,7 @@ mod series;
 mod tests;
 
 pub use builder::ReportBuilder;
+pub use kinds::{kinds_tell, DEFAULT_KIND};
 pub use segments::{Segment, SegmentChange, SegmentDevice};
 
 use serde::Serialize;
@@ -115,6 +118,10 @@ pub struct KindSummary {
     /// (WinningPoSt's epoch) is measured against.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency: Option<Stat>,
+    /// Idle seconds per cause (the keys of `DeviceReport::gaps`) charged to the kind: each
+    /// moment of a device's gap goes to the kind of the partition it computed next (see
+    /// `kind_gaps`); the run's end gap belongs to no kind.
+    pub gaps: BTreeMap<&'static str, f64>,
 }
 
 /// One device over the run's window: busy time, gaps by cause and the counters' view.
@@ -285,8 +292,10 @@ impl ReportBuilder {
         cores: usize,
         jobs_in_flight: Option<u64>,
     ) -> crate::advice::Verdict {
-        let summary = self.summary_between(from, to);
-        let devices = self.devices(from, to);
+        // One attribution serves the summary's kinds and the devices.
+        let gaps = self.gap_details(from, to);
+        let summary = self.summary_inside(from, to, &gaps);
+        let devices = self.device_reports(gaps, from, to);
         let host = self.host(from, to);
         let seen = self.most_jobs_in_flight();
         crate::advice::advise(&crate::advice::Evidence {

@@ -90,7 +90,7 @@ fn a_partitions_device_region_spans_its_first_to_last_device_operation() {
     let row = &r.rows()[0];
     assert!((row.stages["device_wall"] - 210e-9).abs() < 1e-15);
     assert!((row.stages["device_kernels"] - 130e-9).abs() < 1e-15);
-    assert!((r.summary(1.0).stages["device_wall"].median - 210e-9).abs() < 1e-15);
+    assert!((r.summary(0, 1_000_000_000).stages["device_wall"].median - 210e-9).abs() < 1e-15);
 }
 
 #[test]
@@ -174,12 +174,12 @@ fn the_steady_rate_counts_from_the_first_verified_proof_to_the_last() {
             stages: Default::default(),
         });
     }
-    let s = r.summary(14.0);
+    let s = r.summary(0, 14_000_000_000);
     assert_eq!(s.proofs_per_hour, 3.0 * 3600.0 / 14.0);
     assert_eq!(s.steady_proofs_per_hour, 2.0 * 3600.0 / 4.0);
     r.proofs.truncate(2);
     assert_eq!(
-        r.summary(14.0).steady_proofs_per_hour,
+        r.summary(0, 14_000_000_000).steady_proofs_per_hour,
         0.0,
         "too few to tell"
     );
@@ -311,7 +311,7 @@ fn kinds_are_summarised_apart_with_their_latency() {
         job(&mut r, end, j, JobState::Verified, None);
     }
     proof(&mut r, 10_000_000_000, 2, 0, 9.0);
-    let s = r.summary(10.0);
+    let s = r.summary(0, 10_000_000_000);
     assert_eq!(s.proofs, 6);
     let porep = &s.kinds["porep"];
     assert_eq!((porep.jobs, porep.proofs, porep.verified), (2, 4, 4));

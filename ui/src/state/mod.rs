@@ -18,10 +18,12 @@ pub use timeline::{
     DeviceTimeline, Gap, Idle, LaneKind, LaneRef, LaneTimeline, SpanRec, Timelines,
 };
 
+use std::collections::BTreeMap;
+
 use provetop_telemetry::advice::Verdict;
 use provetop_telemetry::gaps::{GapAnalyzer, GapDetail};
 use provetop_telemetry::record::Hole;
-use provetop_telemetry::report::{ReportBuilder, Segment};
+use provetop_telemetry::report::{KindSummary, ReportBuilder, Segment};
 use provetop_telemetry::{Event, LogLine, Nanos, SessionInfo};
 
 /// How often the segments between changes are worked out again.
@@ -66,6 +68,9 @@ pub struct State {
     /// The advisor's verdict since the last applied change (or the start), as of `verdict_at`;
     /// `None` until the first proof.
     pub verdict: Option<Verdict>,
+    /// Each kind of job over the session (jobs, latency, stage medians, the idle gaps charged
+    /// to it), as `replay --summary` gives them; refreshed with the advisor.
+    pub kinds: BTreeMap<String, KindSummary>,
     verdict_at: Nanos,
 }
 
@@ -101,6 +106,7 @@ impl State {
             segments_at: 0,
             segments_dirty: false,
             verdict: None,
+            kinds: BTreeMap::new(),
             verdict_at: 0,
         }
     }
@@ -162,10 +168,13 @@ impl State {
             self.segments_at = self.now;
             self.segments_dirty = false;
         }
-        // The advisor costs what the segments cost: refreshed as rarely.
+        // The advisor and the kinds' figures cost what the segments cost: refreshed as rarely.
         let due = self.now >= self.verdict_at + SEGMENTS_EVERY.max(self.verdict_at / 50);
         if due && !self.report.proofs().is_empty() {
             self.verdict = Some(self.advise());
+            if self.report.has_kinds() {
+                self.kinds = self.report.summary(0, self.now).kinds;
+            }
             self.verdict_at = self.now;
         }
         let cutoff = self.now.saturating_sub(self.history);

@@ -289,28 +289,6 @@ impl Pipeline {
         self.jobs.values().filter(|j| j.is_open())
     }
 
-    /// Each kind's median time from a job's submission to its end, over the finished jobs kept,
-    /// when jobs of more than one kind are there: what a mix of proofs does to each.
-    pub fn kind_latencies(&self) -> Vec<(&str, f64, usize)> {
-        let mut by_kind: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-        for j in self.jobs.values() {
-            if let (Some(kind), Some(end)) = (j.kind.as_deref(), j.ended) {
-                let secs = end.saturating_sub(j.submitted) as f64 / 1e9;
-                by_kind.entry(kind).or_default().push(secs);
-            }
-        }
-        if by_kind.len() < 2 {
-            return vec![];
-        }
-        by_kind
-            .into_iter()
-            .map(|(k, mut v)| {
-                v.sort_by(f64::total_cmp);
-                (k, v[v.len() / 2], v.len())
-            })
-            .collect()
-    }
-
     /// The jobs table's order: open jobs oldest first, then finished ones newest first.
     pub fn table(&self) -> Vec<&JobRow> {
         let mut v: Vec<&JobRow> = self.open_jobs().collect();
@@ -392,7 +370,7 @@ mod tests {
     }
 
     #[test]
-    fn jobs_keep_their_kind_and_each_kind_its_latency() {
+    fn jobs_keep_their_kind() {
         let mut p = Pipeline::default();
         let submit = |p: &mut Pipeline, t, job, kind: &str| {
             p.job(&JobEvent {
@@ -401,16 +379,10 @@ mod tests {
             })
         };
         submit(&mut p, 0, 0, "porep");
-        assert!(p.kind_latencies().is_empty(), "nothing has ended");
         submit(&mut p, 1_000_000_000, 1, "winning-post");
-        submit(&mut p, 2_000_000_000, 2, "porep");
+        // Later events of a job name no kind: the submission's stays.
         p.job(&ev(5_000_000_000, 1, None, JobState::Verified));
-        p.job(&ev(30_000_000_000, 0, None, JobState::Verified));
-        p.job(&ev(42_000_000_000, 2, None, JobState::Verified));
         assert_eq!(p.jobs[&1].kind.as_deref(), Some("winning-post"));
-        assert_eq!(
-            p.kind_latencies(),
-            vec![("porep", 40.0, 2), ("winning-post", 4.0, 1)]
-        );
+        assert_eq!(p.jobs[&0].kind.as_deref(), Some("porep"));
     }
 }

@@ -6,6 +6,7 @@ mod detail;
 pub mod fmt;
 mod header;
 mod help;
+mod kinds;
 mod log;
 mod metrics;
 mod pipeline;

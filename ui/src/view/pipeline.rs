@@ -205,27 +205,64 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, wide: bo
     );
 }
 
+/// Rows the stage medians keep under the segments, and under the kinds' block (which says more
+/// than medians over every kind at once, so it may press them further).
+const STAGES_KEEP: u16 = 6;
+const STAGES_KEEP_FOR_KINDS: u16 = 4;
+
 pub fn draw(f: &mut Frame, r: &Regions, state: &State, theme: &Theme, ui: &Ui) {
     let p = layout(r.body);
     draw_top(f, p.top, state, theme, ui);
     draw_jobs(f, p.jobs, state, theme, ui);
-    // The segments between changes under the stage medians, once a change split the session.
-    let lines = segment_lines(state, theme);
+    // Under the stage medians: each kind's figures where jobs of several kinds (or a kind
+    // other than the default) ran, as many kinds whole as fit; then the segments between
+    // changes once a change split the session, where they fit whole.
     let inner = p.stages.width.saturating_sub(2).max(1) as usize;
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let want = rows as u16 + 2;
-    if state.segments.len() >= 2 && p.stages.height >= want + 6 {
-        let [stages, segs] =
-            Layout::vertical([Constraint::Min(6), Constraint::Length(want)]).areas(p.stages);
-        draw_stages(f, stages, state, theme);
+    let rows = |lines: &[Line]| -> u16 {
+        lines
+            .iter()
+            .map(|l| l.width().div_ceil(inner).max(1))
+            .sum::<usize>() as u16
+    };
+    let mut under: Vec<(String, Vec<Line>, u16)> = vec![];
+    let mut left = p.stages.height.saturating_sub(STAGES_KEEP_FOR_KINDS);
+    let groups = super::kinds::groups(state, theme, inner);
+    let (n, mut shown, mut kinds, mut want) = (groups.len(), 0, vec![], 2);
+    for g in groups {
+        if want + rows(&g) > left {
+            break;
+        }
+        want += rows(&g);
+        shown += 1;
+        kinds.extend(g);
+    }
+    if shown > 0 {
+        let title = match shown < n {
+            true => format!(" Per kind · session · {shown} of {n} "),
+            false => " Per kind · session ".to_string(),
+        };
+        left -= want;
+        under.push((title, kinds, want));
+    }
+    left = left.saturating_sub(STAGES_KEEP - STAGES_KEEP_FOR_KINDS);
+    if state.segments.len() >= 2 {
+        let lines = segment_lines(state, theme);
+        let want = rows(&lines) + 2;
+        if want <= left {
+            under.push((" Segments: did the change help? ".into(), lines, want));
+        }
+    }
+    let mut heights = vec![Constraint::Min(STAGES_KEEP_FOR_KINDS)];
+    heights.extend(under.iter().map(|(_, _, h)| Constraint::Length(*h)));
+    let areas = Layout::vertical(heights).split(p.stages);
+    draw_stages(f, areas[0], state, theme);
+    for ((title, lines, _), area) in under.into_iter().zip(areas.iter().skip(1)) {
         f.render_widget(
             Paragraph::new(lines)
                 .wrap(ratatui::widgets::Wrap { trim: false })
-                .block(block(" Segments: did the change help? ", false, theme)),
-            segs,
+                .block(block(title, false, theme)),
+            *area,
         );
-    } else {
-        draw_stages(f, p.stages, state, theme);
     }
 }
 
@@ -422,17 +459,6 @@ fn draw_stages(f: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         .collect();
     if lines.is_empty() {
         lines.push(Line::from(label(" no proof yet", theme)));
-    }
-    let latencies = state.pipeline.kind_latencies();
-    if !latencies.is_empty() {
-        let each: Vec<String> = latencies
-            .iter()
-            .map(|(k, secs, n)| format!("{k} {} ({n})", fmt::secs(*secs)))
-            .collect();
-        lines.push(Line::from(vec![
-            label(" a job, submitted to done: ".to_string(), theme),
-            value(each.join(" · "), theme),
-        ]));
     }
     if let Some(e) = &state.pipeline.last_error {
         lines.push(Line::from(Span::styled(
