@@ -14,7 +14,8 @@
 #      each kind's partitions
 #
 #   scripts/build-carry.sh   # here; then on the device:
-#   OUT=$OUT scripts/h200-kinds.sh     # PROOFS=N (each kind's bench), MIX_PROOFS=N (the mix)
+#   OUT=$OUT scripts/h200-kinds.sh     # PROOFS=N (each kind's bench), MIX_PROOFS=N (the mix),
+#                                      # SERVE_ONLY=1 (step 3 alone)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.carry/provetop}
@@ -24,6 +25,8 @@ PROOFS=${PROOFS:-60}
 LOAD_PROOFS=${LOAD_PROOFS:-200}
 MIX_PROOFS=${MIX_PROOFS:-100}
 KINDS="porep snap window-post winning-post"
+# SERVE_ONLY=1: step 3 alone (the WinningPoSt through serve, idle and under PoRep load)
+[ -n "${SERVE_ONLY:-}" ] && KINDS="porep winning-post"
 export XDG_CACHE_HOME=/tmp/provetop-cache XDG_STATE_HOME="$W/state"
 source scripts/device-call.sh
 
@@ -33,6 +36,7 @@ for kind in $KINDS; do
 done
 
 for kind in $KINDS; do
+  [ -n "${SERVE_ONLY:-}" ] && break
   step "bench-$kind" 500 "$BIN" bench --request "$W/$kind.json" --proofs "$PROOFS" --json
   cp "$W/bench-$kind.out" "$OUT/$kind.json"
 done
@@ -58,9 +62,9 @@ cp "$W/idle.out" "$OUT/winning-idle.json"
 cp "$W/critical.out" "$OUT/winning-loaded.json"
 cp "$W/load.out" "$OUT/porep-load.json"
 
-step mix 500 "$BIN" bench --mix porep:8,window-post:1,winning-post:1 --sector-size 8MiB \
+[ -z "${SERVE_ONLY:-}" ] && step mix 500 "$BIN" bench --mix porep:8,window-post:1,winning-post:1 --sector-size 8MiB \
   --proofs "$MIX_PROOFS" --json
-cp "$W/mix.out" "$OUT/mix.json"
+[ -z "${SERVE_ONLY:-}" ] && cp "$W/mix.out" "$OUT/mix.json"
 
 python3 - "$OUT" $KINDS <<'EOF' | tee -a "$S"
 import json, sys

@@ -1,8 +1,11 @@
 //! Lock strategies: how the workers of one device share it. Each is one small implementation
 //! of `DeviceLock`; a worker takes the device's current strategy at the start of a partition
-//! and keeps it to the end, so a swap applies between partitions.
+//! and keeps it to the end, so a swap applies between partitions. A worker with a CRITICAL
+//! partition goes before the others waiting for the same lock (never interrupting the one
+//! that holds it): a WinningPoSt sent while 8MiB PoReps filled the GPU waited for the region
+//! in flight and then for the next worker's, 2.4× its idle latency where a block has ~30 s.
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex};
 use std::time::Instant;
 
 use crate::backend::{Engine, Gate, Steps};
@@ -14,8 +17,9 @@ use crate::telemetry::Stage;
 pub trait DeviceLock: Send + Sync {
     /// The strategy this lock implements.
     fn strategy(&self) -> LockStrategy;
-    /// A gate for one partition; the locks it takes are released when it is dropped.
-    fn gate(&self) -> Box<dyn Gate + '_>;
+    /// A gate for one partition (`urgent`: a CRITICAL one, first among the waiters); the locks
+    /// it takes are released when it is dropped.
+    fn gate(&self, urgent: bool) -> Box<dyn Gate + '_>;
 }
 
 /// A fresh lock of `strategy`, held by no one.
@@ -27,27 +31,71 @@ pub fn new_lock(strategy: LockStrategy) -> Box<dyn DeviceLock> {
     }
 }
 
-/// Takes `m`, recording the wait (zero when the lock was free) as a `lock_wait` step.
-fn acquire<'a>(m: &'a Mutex<()>, steps: &mut Steps) -> MutexGuard<'a, ()> {
+/// A mutex whose urgent waiters go before the others.
+#[derive(Default)]
+struct Turn {
+    state: Mutex<TurnState>,
+    freed: Condvar,
+}
+
+#[derive(Default)]
+struct TurnState {
+    held: bool,
+    urgent_waiting: usize,
+}
+
+/// A held `Turn`, given back when dropped.
+struct Held<'a>(&'a Turn);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.state.lock().held = false;
+        // every waiter looks again: an urgent one may be among them
+        self.0.freed.notify_all();
+    }
+}
+
+impl Turn {
+    fn take(&self, urgent: bool) -> Held<'_> {
+        let mut st = self.state.lock();
+        if urgent {
+            st.urgent_waiting += 1;
+            while st.held {
+                self.freed.wait(&mut st);
+            }
+            st.urgent_waiting -= 1;
+        } else {
+            while st.held || st.urgent_waiting > 0 {
+                self.freed.wait(&mut st);
+            }
+        }
+        st.held = true;
+        Held(self)
+    }
+}
+
+/// Takes `turn`, recording the wait (zero when it was free) as a `lock_wait` step.
+fn acquire<'a>(turn: &'a Turn, urgent: bool, steps: &mut Steps) -> Held<'a> {
     let start = Instant::now();
-    let g = m.try_lock().unwrap_or_else(|| m.lock());
+    let held = turn.take(urgent);
     steps.push(Stage::LockWait, Engine::Host, start, 0);
-    g
+    held
 }
 
 /// One mutex around the whole GPU region: staging and kernels of one partition at a time.
 #[derive(Default)]
-struct Single(Mutex<()>);
+struct Single(Turn);
 
 struct SingleGate<'a> {
-    lock: &'a Mutex<()>,
-    held: Option<MutexGuard<'a, ()>>,
+    lock: &'a Turn,
+    urgent: bool,
+    held: Option<Held<'a>>,
 }
 
 impl Gate for SingleGate<'_> {
     fn memory(&mut self, steps: &mut Steps) {
         if self.held.is_none() {
-            self.held = Some(acquire(self.lock, steps));
+            self.held = Some(acquire(self.lock, self.urgent, steps));
         }
     }
     fn compute(&mut self, steps: &mut Steps) {
@@ -59,9 +107,10 @@ impl DeviceLock for Single {
     fn strategy(&self) -> LockStrategy {
         LockStrategy::Single
     }
-    fn gate(&self) -> Box<dyn Gate + '_> {
+    fn gate(&self, urgent: bool) -> Box<dyn Gate + '_> {
         Box::new(SingleGate {
             lock: &self.0,
+            urgent,
             held: None,
         })
     }
@@ -71,27 +120,28 @@ impl DeviceLock for Single {
 /// while another computes.
 #[derive(Default)]
 struct TwoLock {
-    memory: Mutex<()>,
-    compute: Mutex<()>,
+    memory: Turn,
+    compute: Turn,
 }
 
 struct TwoLockGate<'a> {
     locks: &'a TwoLock,
-    memory: Option<MutexGuard<'a, ()>>,
-    compute: Option<MutexGuard<'a, ()>>,
+    urgent: bool,
+    memory: Option<Held<'a>>,
+    compute: Option<Held<'a>>,
 }
 
 impl Gate for TwoLockGate<'_> {
     fn memory(&mut self, steps: &mut Steps) {
         if self.memory.is_none() && self.compute.is_none() {
-            self.memory = Some(acquire(&self.locks.memory, steps));
+            self.memory = Some(acquire(&self.locks.memory, self.urgent, steps));
         }
     }
     fn compute(&mut self, steps: &mut Steps) {
         if self.compute.is_none() {
             // Staging is done: let the next worker stage while this one computes.
             self.memory = None;
-            self.compute = Some(acquire(&self.locks.compute, steps));
+            self.compute = Some(acquire(&self.locks.compute, self.urgent, steps));
         }
     }
 }
@@ -100,9 +150,10 @@ impl DeviceLock for TwoLock {
     fn strategy(&self) -> LockStrategy {
         LockStrategy::TwoLock
     }
-    fn gate(&self) -> Box<dyn Gate + '_> {
+    fn gate(&self, urgent: bool) -> Box<dyn Gate + '_> {
         Box::new(TwoLockGate {
             locks: self,
+            urgent,
             memory: None,
             compute: None,
         })
@@ -123,7 +174,7 @@ impl DeviceLock for NoLock {
     fn strategy(&self) -> LockStrategy {
         LockStrategy::None
     }
-    fn gate(&self) -> Box<dyn Gate + '_> {
+    fn gate(&self, _urgent: bool) -> Box<dyn Gate + '_> {
         Box::new(Open)
     }
 }
@@ -152,7 +203,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for _ in 0..20 {
                         let mut steps = Steps::default();
-                        let mut gate = lock.gate();
+                        let mut gate = lock.gate(false);
                         gate.memory(&mut steps);
                         if computing.load(Ordering::SeqCst) > 0 {
                             sdc.fetch_add(1, Ordering::SeqCst);
@@ -190,5 +241,35 @@ mod tests {
         );
         let (none, _) = overlap(LockStrategy::None);
         assert_eq!(none, 2, "none lets workers compute together");
+    }
+
+    #[test]
+    fn an_urgent_waiter_goes_before_the_others_but_never_interrupts_the_holder() {
+        for strategy in [LockStrategy::Single, LockStrategy::TwoLock] {
+            let lock: Arc<dyn DeviceLock> = Arc::from(new_lock(strategy));
+            let order = Arc::new(parking_lot::Mutex::new(vec![]));
+            let mut holder = lock.gate(false);
+            holder.compute(&mut Steps::default());
+            let waiter = |name: &'static str, urgent: bool, after_ms: u64| {
+                let (lock, order) = (lock.clone(), order.clone());
+                std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+                    let mut gate = lock.gate(urgent);
+                    gate.compute(&mut Steps::default());
+                    order.lock().push(name);
+                })
+            };
+            // two ordinary waiters first, the urgent one last: it still goes first
+            let a = waiter("normal-1", false, 0);
+            let b = waiter("normal-2", false, 10);
+            let c = waiter("critical", true, 40);
+            std::thread::sleep(std::time::Duration::from_millis(120));
+            assert!(order.lock().is_empty(), "nobody passes the holder");
+            drop(holder);
+            [a, b, c].into_iter().for_each(|t| t.join().unwrap());
+            let order = order.lock();
+            assert_eq!(order[0], "critical", "{strategy:?}: {order:?}");
+            assert_eq!(order.len(), 3);
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::finalize;
 use super::state::{requeue, Ready, State, Ticket};
-use super::Shared;
+use super::{Priority, Shared};
 use crate::backend::{DeviceFault, Engine, RegionInput, RegionOptions, Step, Steps};
 use crate::config::Placement;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, Span, Stage};
@@ -112,7 +112,7 @@ fn prove(
     }));
     let mut steps = Steps::publishing(step_sink(shared, device, slot, job, partition));
     let result = {
-        let mut gate = lock.gate();
+        let mut gate = lock.gate(ready.ticket.priority == Priority::Critical);
         let input = RegionInput::new(
             &mut ready.asg,
             &ready.msms,
