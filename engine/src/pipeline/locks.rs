@@ -205,10 +205,12 @@ mod tests {
                         let mut steps = Steps::default();
                         let mut gate = lock.gate(false);
                         gate.memory(&mut steps);
+                        // looked at the end of staging, not its start: the other worker needs
+                        // a moment to wake and begin computing after this one took the lock
+                        std::thread::sleep(std::time::Duration::from_millis(1));
                         if computing.load(Ordering::SeqCst) > 0 {
                             sdc.fetch_add(1, Ordering::SeqCst);
                         }
-                        std::thread::sleep(std::time::Duration::from_millis(1));
                         gate.compute(&mut steps);
                         let now = computing.fetch_add(1, Ordering::SeqCst) + 1;
                         max_compute.fetch_max(now, Ordering::SeqCst);

@@ -33,7 +33,6 @@ struct DevMatrix {
 
 /// A circuit's A, B and C and their coefficient table, resident on one GPU.
 pub(super) struct DeviceCircuit {
-    digest: String,
     rows: usize,
     /// Inputs plus aux: the witness the products read.
     columns: usize,
@@ -149,11 +148,21 @@ impl CudaExecutor {
         budget: Budget,
         steps: &mut Steps,
     ) -> Result<Arc<DeviceCircuit>> {
-        let mut slot = self.circuit.lock();
-        if let Some(c) = slot.as_ref().filter(|c| c.digest == pc.digest()) {
-            return Ok(c.clone());
-        }
-        *slot = None;
+        let key = pc.digest().to_string();
+        self.circuits.get_or_load(&key, true, || {
+            self.upload_circuit(staging, s, pc, budget, steps)
+        })
+    }
+
+    /// Uploads `pc`'s matrices and table and plans their chunks.
+    fn upload_circuit(
+        &self,
+        staging: &mut Staging,
+        s: &CudaStream,
+        pc: &Precompiled,
+        budget: Budget,
+        steps: &mut Steps,
+    ) -> Result<DeviceCircuit> {
         let start = Instant::now();
         let mut up = |v: &[u32]| -> Result<DevBuf> {
             let buf = self.alloc(4 * v.len().max(1), VramPurpose::Srs, budget)?;
@@ -200,15 +209,12 @@ impl CudaExecutor {
             resident_bytes(pc) as f64 / 1e9,
             start.elapsed().as_secs_f64()
         );
-        let c = Arc::new(DeviceCircuit {
-            digest: pc.digest().to_string(),
+        Ok(DeviceCircuit {
             rows: pc.rows(),
             columns: pc.num_inputs() + pc.num_aux(),
             table,
             m,
-        });
-        *slot = Some(c.clone());
-        Ok(c)
+        })
     }
 
     /// a, b, c of `pc` over the assignment [`input`…, `aux`…] on this GPU, read back (each

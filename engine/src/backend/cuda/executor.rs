@@ -14,7 +14,8 @@ use std::time::Instant;
 
 use super::abc::DeviceCircuit;
 use super::gpu::{DevBuf, Gpu, OutOfMemory};
-use super::srs::Srs;
+use super::shelf::Shelf;
+use super::srs::{Srs, SrsKey};
 use super::workspace::StreamSet;
 use super::{ntt, pinned, prestage, products};
 use crate::backend::cpu::CpuExecutor;
@@ -33,9 +34,10 @@ pub struct CudaExecutor {
     pub(super) name: String,
     pub(super) gpu: Arc<Gpu>,
     tables: Mutex<HashMap<u32, Arc<ntt::Tables>>>,
-    pub(super) srs: Mutex<Option<Arc<Srs>>>,
-    /// The pre-compiled circuit whose matrices are resident (`abc`).
-    pub(super) circuit: Mutex<Option<Arc<DeviceCircuit>>>,
+    /// The parameter sets resident on the device (`srs`).
+    pub(super) srs: Shelf<SrsKey, Srs>,
+    /// The pre-compiled circuits whose matrices are resident (`abc`), by digest.
+    pub(super) circuits: Shelf<String, DeviceCircuit>,
     /// Whether it was said that a circuit's matrices did not fit.
     abc_on_host: AtomicBool,
     /// Streams and buffers of the workers not in a region now.
@@ -54,8 +56,8 @@ impl CudaExecutor {
             name: format!("gpu{ordinal}"),
             gpu,
             tables: Mutex::default(),
-            srs: Mutex::default(),
-            circuit: Mutex::default(),
+            srs: Shelf::default(),
+            circuits: Shelf::default(),
             abc_on_host: AtomicBool::new(false),
             idle: Mutex::default(),
             running: Mutex::new(0),
@@ -69,7 +71,8 @@ impl CudaExecutor {
         &self.gpu
     }
 
-    /// Allocates under the VRAM budget; failing that, frees idle workspaces and retries.
+    /// Allocates under the VRAM budget; failing that, frees idle workspaces, then resident
+    /// parameter sets and circuits no region holds (least recently used first), and retries.
     pub(super) fn alloc(
         &self,
         bytes: usize,
@@ -80,7 +83,8 @@ impl CudaExecutor {
             Budget::Bytes(max) => max,
             Budget::Auto => u64::MAX,
         };
-        for attempt in 0..2 {
+        let mut workspaces_freed = false;
+        loop {
             if let Some(held) = self.gpu.vram.try_reserve_under(bytes as u64, cap) {
                 match self.gpu.alloc_held(bytes, purpose, held) {
                     Ok(b) => return Ok(b),
@@ -88,13 +92,27 @@ impl CudaExecutor {
                     Err(_) => {}
                 }
             }
-            if attempt == 0 {
+            if !workspaces_freed {
+                workspaces_freed = true;
                 for set in self.idle.lock().iter_mut() {
                     set.ws = None;
                 }
+            } else if !self.evict_idle() {
+                return Err(OutOfMemory { bytes }.into());
             }
         }
-        Err(OutOfMemory { bytes }.into())
+    }
+
+    /// Drops one resident parameter set or circuit that no region holds; false when none is.
+    pub(super) fn evict_idle(&self) -> bool {
+        let dropped = self.srs.evict_idle() || self.circuits.evict_idle();
+        if dropped {
+            tracing::info!(
+                "{}: a resident set no proof is using dropped to make room",
+                self.name
+            );
+        }
+        dropped
     }
 
     pub(super) fn tables(

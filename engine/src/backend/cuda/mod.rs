@@ -17,6 +17,7 @@ mod pinned;
 mod prestage;
 mod products;
 mod region;
+mod shelf;
 mod srs;
 mod workspace;
 

@@ -1,6 +1,6 @@
-//! SRS residency: a parameter set's G1 queries uploaded once and kept on the device while
-//! `srs_residency` allows, H's query replaced by its shifted copies when they fit, and the B
-//! query in G2 uploaded on first use.
+//! SRS residency: a parameter set's G1 queries uploaded once and kept on the device (beside
+//! other sets, `shelf`) while `srs_residency` allows, H's query replaced by its shifted copies
+//! when they fit, and the B query in G2 uploaded on first use.
 
 use anyhow::Result;
 use blstrs::G1Affine;
@@ -25,7 +25,6 @@ const G2: usize = 192;
 
 /// The device copy of a parameter set's G1 queries.
 pub(super) struct Srs {
-    key: [u8; 48],
     pub h: HQuery,
     pub l: DevBuf,
     pub a: DevBuf,
@@ -42,7 +41,9 @@ pub(super) enum HQuery {
 }
 
 /// Identifies a parameter set: its delta is fresh randomness of its setup.
-fn srs_key(p: &Parameters) -> [u8; 48] {
+pub(super) type SrsKey = [u8; 48];
+
+fn srs_key(p: &Parameters) -> SrsKey {
     p.vk.delta_g1.to_compressed()
 }
 
@@ -57,39 +58,30 @@ impl CudaExecutor {
         steps: &mut Steps,
     ) -> Result<Arc<Srs>> {
         let (residency, budget) = (o.srs_residency, o.vram_budget);
-        let key = srs_key(p);
-        let mut slot = self.srs.lock();
-        if let Some(srs) = slot.as_ref().filter(|srs| srs.key == key) {
-            return Ok(srs.clone());
-        }
-        // A new parameter set replaces the old one.
-        *slot = None;
-        let start = Instant::now();
-        let mut up = |points: &[G1Affine]| -> Result<DevBuf> {
-            let buf = self.alloc(points.len().max(1) * G1, VramPurpose::Srs, budget)?;
-            staging.upload(&self.gpu, s, buf.ptr, points)?;
-            Ok(buf)
-        };
-        let h = up(&p.h)?;
-        let mut srs = Srs {
-            key,
-            h: HQuery::Plain(h),
-            l: up(&p.l)?,
-            a: up(&p.a)?,
-            b_g1: up(&p.b_g1)?,
-            b_g2: Mutex::default(),
-        };
-        self.gpu.sync(s)?;
-        let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
-        steps.push(Stage::H2d, Engine::H2d, start, bytes as u64);
-        if residency != Residency::Host && o.shifted_bases == ShiftedBases::Auto {
-            srs.h = self.shift_h(srs.h, p, s, (budget, o.workers_per_device, b_g2), steps)?;
-        }
-        let srs = Arc::new(srs);
-        if residency != Residency::Host {
-            *slot = Some(srs.clone());
-        }
-        Ok(srs)
+        let keep = residency != Residency::Host;
+        self.srs.get_or_load(&srs_key(p), keep, || {
+            let start = Instant::now();
+            let mut up = |points: &[G1Affine]| -> Result<DevBuf> {
+                let buf = self.alloc(points.len().max(1) * G1, VramPurpose::Srs, budget)?;
+                staging.upload(&self.gpu, s, buf.ptr, points)?;
+                Ok(buf)
+            };
+            let h = up(&p.h)?;
+            let mut srs = Srs {
+                h: HQuery::Plain(h),
+                l: up(&p.l)?,
+                a: up(&p.a)?,
+                b_g1: up(&p.b_g1)?,
+                b_g2: Mutex::default(),
+            };
+            self.gpu.sync(s)?;
+            let bytes = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * G1;
+            steps.push(Stage::H2d, Engine::H2d, start, bytes as u64);
+            if keep && o.shifted_bases == ShiftedBases::Auto {
+                srs.h = self.shift_h(srs.h, p, s, (budget, o.workers_per_device, b_g2), steps)?;
+            }
+            Ok(srs)
+        })
     }
 
     /// H's shifted copies in place of its bases, when they fit with room left for the device's
@@ -109,19 +101,27 @@ impl CudaExecutor {
         let n = p.h.len();
         let sh = msm::Shifted::for_points(n);
         let (q_bytes, tmp_bytes) = (sh.bytes(n), msm::shift_scratch_bytes(n, sh));
-        let (free, _) = self.gpu.mem_info()?;
-        let room = (free as usize).saturating_sub(q_bytes + tmp_bytes);
         let log2 = (n + 1).trailing_zeros();
         let others = another_workers_bytes(log2, n + 1, b_g2) * workers.saturating_sub(1);
         let spare = others + (4 << 30);
-        let over_budget = match budget {
-            Budget::Bytes(max) => !self
-                .gpu
-                .vram
-                .fits_under((q_bytes + tmp_bytes + spare) as u64, max),
-            Budget::Auto => false,
+        let fits = || -> Result<bool> {
+            let (free, _) = self.gpu.mem_info()?;
+            let room = (free as usize).saturating_sub(q_bytes + tmp_bytes);
+            let under_budget = match budget {
+                Budget::Bytes(max) => self
+                    .gpu
+                    .vram
+                    .fits_under((q_bytes + tmp_bytes + spare) as u64, max),
+                Budget::Auto => true,
+            };
+            Ok(room >= spare && under_budget)
         };
-        if room < spare || over_budget {
+        // Sets no proof is using make room before H goes without its shifted bases.
+        let mut fit = fits()?;
+        while !fit && self.evict_idle() {
+            fit = fits()?;
+        }
+        if !fit {
             tracing::info!(
                 "{}: H's shifted bases ({:.1} GB) do not fit; its MSM runs over the bases",
                 self.name,
