@@ -137,9 +137,8 @@ impl DeviceCircuit {
 
 impl CudaExecutor {
     /// `pc`'s matrices on the device, uploaded and planned on first use (an `h2d` step) and
-    /// kept while it is the circuit in use; a new circuit replaces the old one. Allocated under
-    /// the VRAM budget: out of memory is `OutOfMemory`, and the region then evaluates on the
-    /// host.
+    /// kept beside other circuits' until memory runs short (`shelf`). Allocated under the VRAM
+    /// budget: out of memory is `OutOfMemory`, and the region then evaluates on the host.
     pub(super) fn device_circuit(
         &self,
         staging: &mut Staging,
@@ -150,70 +149,58 @@ impl CudaExecutor {
     ) -> Result<Arc<DeviceCircuit>> {
         let key = pc.digest().to_string();
         self.circuits.get_or_load(&key, true, || {
-            self.upload_circuit(staging, s, pc, budget, steps)
-        })
-    }
-
-    /// Uploads `pc`'s matrices and table and plans their chunks.
-    fn upload_circuit(
-        &self,
-        staging: &mut Staging,
-        s: &CudaStream,
-        pc: &Precompiled,
-        budget: Budget,
-        steps: &mut Steps,
-    ) -> Result<DeviceCircuit> {
-        let start = Instant::now();
-        let mut up = |v: &[u32]| -> Result<DevBuf> {
-            let buf = self.alloc(4 * v.len().max(1), VramPurpose::Srs, budget)?;
-            staging.upload(&self.gpu, s, buf.ptr, v)?;
-            Ok(buf)
-        };
-        let mut upload = |m: &Csr| -> Result<DevMatrix> {
-            let nchunk = chunks(m.nnz());
-            Ok(DevMatrix {
-                rows: m.rows() as u32,
-                nchunk: nchunk as u32,
-                row_ptr: up(m.row_ptr())?,
-                cols: up(m.cols())?,
-                coeff: up(m.coeff())?,
-                first: self.alloc(4 * (nchunk + 1), VramPurpose::Srs, budget)?,
+            let start = Instant::now();
+            let mut up = |v: &[u32]| -> Result<DevBuf> {
+                let buf = self.alloc(4 * v.len().max(1), VramPurpose::Srs, budget)?;
+                staging.upload(&self.gpu, s, buf.ptr, v)?;
+                Ok(buf)
+            };
+            let mut upload = |m: &Csr| -> Result<DevMatrix> {
+                let nchunk = chunks(m.nnz());
+                Ok(DevMatrix {
+                    rows: m.rows() as u32,
+                    nchunk: nchunk as u32,
+                    row_ptr: up(m.row_ptr())?,
+                    cols: up(m.cols())?,
+                    coeff: up(m.coeff())?,
+                    first: self.alloc(4 * (nchunk + 1), VramPurpose::Srs, budget)?,
+                })
+            };
+            let [a, b, c] = pc.matrices();
+            let m = [upload(a)?, upload(b)?, upload(c)?];
+            let table = self.alloc(pc.table().len().max(1) * FR, VramPurpose::Srs, budget)?;
+            staging.upload::<Scalar>(&self.gpu, s, table.ptr, pc.table())?;
+            for m in &m {
+                self.gpu.launch(
+                    s,
+                    &self.gpu.f.abc_plan,
+                    (m.rows / PT_ABC_THREADS + 1, 1),
+                    PT_ABC_THREADS,
+                    0,
+                    &[
+                        Arg::Ptr(m.row_ptr.ptr),
+                        Arg::U32(m.rows),
+                        Arg::U32(PT_ABC_CHUNK),
+                        Arg::U32(m.nchunk),
+                        Arg::Ptr(m.first.ptr),
+                    ],
+                )?;
+            }
+            self.gpu.sync(s)?;
+            steps.push(Stage::H2d, Engine::H2d, start, resident_bytes(pc) as u64);
+            tracing::info!(
+                "{}: the circuit's matrices ({} entries, {:.2} GB) resident in {:.2} s",
+                self.name,
+                pc.nnz(),
+                resident_bytes(pc) as f64 / 1e9,
+                start.elapsed().as_secs_f64()
+            );
+            Ok(DeviceCircuit {
+                rows: pc.rows(),
+                columns: pc.num_inputs() + pc.num_aux(),
+                table,
+                m,
             })
-        };
-        let [a, b, c] = pc.matrices();
-        let m = [upload(a)?, upload(b)?, upload(c)?];
-        let table = self.alloc(pc.table().len().max(1) * FR, VramPurpose::Srs, budget)?;
-        staging.upload::<Scalar>(&self.gpu, s, table.ptr, pc.table())?;
-        for m in &m {
-            self.gpu.launch(
-                s,
-                &self.gpu.f.abc_plan,
-                (m.rows / PT_ABC_THREADS + 1, 1),
-                PT_ABC_THREADS,
-                0,
-                &[
-                    Arg::Ptr(m.row_ptr.ptr),
-                    Arg::U32(m.rows),
-                    Arg::U32(PT_ABC_CHUNK),
-                    Arg::U32(m.nchunk),
-                    Arg::Ptr(m.first.ptr),
-                ],
-            )?;
-        }
-        self.gpu.sync(s)?;
-        steps.push(Stage::H2d, Engine::H2d, start, resident_bytes(pc) as u64);
-        tracing::info!(
-            "{}: the circuit's matrices ({} entries, {:.2} GB) resident in {:.2} s",
-            self.name,
-            pc.nnz(),
-            resident_bytes(pc) as f64 / 1e9,
-            start.elapsed().as_secs_f64()
-        );
-        Ok(DeviceCircuit {
-            rows: pc.rows(),
-            columns: pc.num_inputs() + pc.num_aux(),
-            table,
-            m,
         })
     }
 
