@@ -252,10 +252,12 @@ mod tests {
             let order = Arc::new(parking_lot::Mutex::new(vec![]));
             let mut holder = lock.gate(false);
             holder.compute(&mut Steps::default());
+            let started = Arc::new(AtomicUsize::new(0));
             let waiter = |name: &'static str, urgent: bool, after_ms: u64| {
-                let (lock, order) = (lock.clone(), order.clone());
+                let (lock, order, started) = (lock.clone(), order.clone(), started.clone());
                 std::thread::spawn(move || {
                     std::thread::sleep(std::time::Duration::from_millis(after_ms));
+                    started.fetch_add(1, Ordering::SeqCst);
                     let mut gate = lock.gate(urgent);
                     gate.compute(&mut Steps::default());
                     order.lock().push(name);
@@ -265,7 +267,11 @@ mod tests {
             let a = waiter("normal-1", false, 0);
             let b = waiter("normal-2", false, 10);
             let c = waiter("critical", true, 40);
-            std::thread::sleep(std::time::Duration::from_millis(120));
+            // every waiter is about to wait; a loaded machine still needs a moment to get it there
+            while started.load(Ordering::SeqCst) < 3 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(150));
             assert!(order.lock().is_empty(), "nobody passes the holder");
             drop(holder);
             [a, b, c].into_iter().for_each(|t| t.join().unwrap());
