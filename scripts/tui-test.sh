@@ -26,7 +26,10 @@ trap cleanup EXIT
 fail() {
     echo "FAIL: $*" >&2
     echo "---- screen" >&2
-    T capture-pane -p -t pt 2>/dev/null >&2 || true
+    T capture-pane -p -t pt 2>/dev/null >&2 || echo "(no screen: $(T ls 2>&1 | head -1))" >&2
+    # A shell that died stays on screen (remain-on-exit): say how it ended, and what still runs.
+    echo "---- pane: $(T display -p -t pt 'dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}' 2>&1)" >&2
+    echo "---- provetop processes: $(pgrep -a -f "^$BIN" 2>&1 | head -3)" >&2
     echo "---- log" >&2
     cat "$XDG_STATE_HOME"/provetop/provetop.log* 2>/dev/null | tail -20 >&2 || true
     exit 1
@@ -61,6 +64,7 @@ shell() {
     T -f /dev/null new-session -d -s pt -x 100 -y 30 "env -i PATH=$PATH HOME=$TMP TERM=xterm-256color \
         XDG_STATE_HOME=$XDG_STATE_HOME XDG_CACHE_HOME=$XDG_CACHE_HOME XDG_CONFIG_HOME=$XDG_CONFIG_HOME \
         PS1='READY\$ ' bash --norc --noprofile"
+    T set-option -t pt remain-on-exit on >/dev/null
     wait_for 10 'READY\$'
 }
 
