@@ -35,8 +35,8 @@ impl<K: PartialEq + Clone, T> Shelf<K, T> {
         Some(found)
     }
 
-    /// The item of `key`, loaded by `load` when it is not resident (one load at a time);
-    /// `keep` says whether it stays resident afterwards.
+    /// The item of `key`, loaded by `load` when it is not resident (one load of a kept item at
+    /// a time); `keep` says whether it stays resident afterwards.
     pub(super) fn get_or_load<E>(
         &self,
         key: &K,
@@ -46,15 +46,17 @@ impl<K: PartialEq + Clone, T> Shelf<K, T> {
         if let Some(found) = self.get(key) {
             return Ok(found);
         }
+        if !keep {
+            // each region loads its own copy: nothing to share, so nothing to wait for
+            return load().map(Arc::new);
+        }
         let _loading = self.loading.lock();
         // another worker may have loaded it while this one waited
         if let Some(found) = self.get(key) {
             return Ok(found);
         }
         let item = Arc::new(load()?);
-        if keep {
-            self.items.lock().push((key.clone(), item.clone()));
-        }
+        self.items.lock().push((key.clone(), item.clone()));
         Ok(item)
     }
 
