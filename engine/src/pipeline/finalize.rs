@@ -82,33 +82,41 @@ pub(super) fn finalize(
         stages,
     };
     drop((asg, msms));
-    let due = {
+    {
         let mut st = shared.state.lock();
         st.proving -= 1;
         drop(host);
-        report(shared, &mut st, record, proof, inputs)
-    };
-    shared.cv.notify_all();
-    for changes in due {
-        // Scheduled values were validated when the schedule was installed.
-        let _ = super::reconfigure::apply(shared, &changes, "schedule");
+        report(shared, &mut st, record, proof, inputs);
     }
+    shared.cv.notify_all();
 }
 
-/// Reports a finished partition and returns the scheduled changes now due.
+/// Reports a finished partition after applying the scheduled changes it makes due, so a
+/// caller that sees the outcome also sees the changes in the config log. The caller wakes
+/// waiters.
 pub(super) fn report(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     st: &mut State,
     record: ProofRecord,
     proof: Option<Proof>,
     inputs: Vec<Scalar>,
-) -> Vec<Vec<(String, String)>> {
+) {
     let cancelled = st.jobs.get(&record.job).is_none_or(|j| j.is_cancelled);
     if cancelled {
         finish_partitions(shared, st, record.job, PartitionEnd::Cancelled, 1);
-        return vec![];
+        return;
     }
     st.finished += 1;
+    let finished = st.finished;
+    let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut st.after_partitions)
+        .into_iter()
+        .partition(|(n, _)| *n <= finished);
+    st.after_partitions = later;
+    for (_, changes) in due {
+        // Scheduled values were validated when the schedule was installed; a refusal (one
+        // the backend cannot run) is in the config log.
+        let _ = super::reconfigure::apply_locked(shared, st, &changes, "schedule");
+    }
     let end = if record.verified {
         PartitionEnd::Verified
     } else {
@@ -127,10 +135,4 @@ pub(super) fn report(
             inputs,
         })));
     finish_partitions(shared, st, job, end, 1);
-    let finished = st.finished;
-    let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut st.after_partitions)
-        .into_iter()
-        .partition(|(n, _)| *n <= finished);
-    st.after_partitions = later;
-    due.into_iter().map(|(_, c)| c).collect()
 }

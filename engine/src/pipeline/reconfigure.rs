@@ -15,8 +15,20 @@ pub(super) fn apply(
     changes: &[(String, String)],
     by: &str,
 ) -> Result<Vec<ConfigChange>, ConfigError> {
+    let applied = apply_locked(shared, &mut shared.state.lock(), changes, by);
+    shared.cv.notify_all();
+    applied
+}
+
+/// [`apply`] under a held state lock, so a change due at a partition is in the config log
+/// before that partition's outcome is visible. The caller wakes waiters.
+pub(super) fn apply_locked(
+    shared: &Arc<Shared>,
+    st: &mut State,
+    changes: &[(String, String)],
+    by: &str,
+) -> Result<Vec<ConfigChange>, ConfigError> {
     let t = shared.clock.now();
-    let mut st = shared.state.lock();
     let mut next = st.cfg.clone();
     let checked = changes
         .iter()
@@ -65,7 +77,7 @@ pub(super) fn apply(
         }
     }
     let old = std::mem::replace(&mut st.cfg, next);
-    if let Err(e) = sync(shared, &mut st, &old) {
+    if let Err(e) = sync(shared, st, &old) {
         tracing::warn!("applying the configuration: {e:#}");
     }
     for c in &applied {
@@ -73,8 +85,6 @@ pub(super) fn apply(
         st.config_log.push(c.clone());
         shared.bus.publish(Event::Config(c.clone()));
     }
-    drop(st);
-    shared.cv.notify_all();
     Ok(applied)
 }
 

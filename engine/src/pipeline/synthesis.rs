@@ -370,11 +370,8 @@ fn synthesize(
                 error: Some(format!("{e:#}")),
                 stages: BTreeMap::new(),
             };
-            let due = super::finalize::report(shared, &mut st, record, None, vec![]);
+            super::finalize::report(shared, &mut st, record, None, vec![]);
             drop(st);
-            for changes in due {
-                let _ = super::reconfigure::apply(shared, &changes, "schedule");
-            }
         }
     }
     shared.cv.notify_all();
