@@ -116,18 +116,20 @@ pub(super) fn install(shared: &Arc<Shared>, plan: Vec<Scheduled>) {
             if due > now {
                 std::thread::sleep(due - now);
             }
-            let changes = {
+            {
                 let mut st = shared.state.lock();
                 if st.shutdown {
                     return;
                 }
                 // Ended (and listed as never due) while this thread slept: nothing to apply.
-                match st.after_seconds.first() {
+                let changes = match st.after_seconds.first() {
                     Some((t, _)) if *t == next => st.after_seconds.remove(0).1,
                     _ => continue,
-                }
-            };
-            let _ = super::reconfigure::apply(&shared, &changes, "schedule");
+                };
+                // Under the same lock, so the change is never neither pending nor logged.
+                let _ = super::reconfigure::apply_locked(&shared, &mut st, &changes, "schedule");
+            }
+            shared.cv.notify_all();
         })
         .expect("spawning the schedule thread");
 }
