@@ -25,8 +25,9 @@ PROOFS=${PROOFS:-60}
 LOAD_PROOFS=${LOAD_PROOFS:-200}
 MIX_PROOFS=${MIX_PROOFS:-100}
 KINDS="porep snap window-post winning-post"
+BENCH_KINDS=$KINDS
 # SERVE_ONLY=1: step 3 alone (the WinningPoSt through serve, idle and under PoRep load)
-[ -n "${SERVE_ONLY:-}" ] && KINDS="porep winning-post"
+if [ -n "${SERVE_ONLY:-}" ]; then KINDS="porep winning-post"; BENCH_KINDS=""; fi
 export XDG_CACHE_HOME=/tmp/provetop-cache XDG_STATE_HOME="$W/state"
 source scripts/device-call.sh
 
@@ -35,8 +36,7 @@ for kind in $KINDS; do
     --sector-id 7 --out "$W/$kind.json" || { tail -5 "$W/gen-$kind.log" | tee -a "$S"; exit 1; }
 done
 
-for kind in $KINDS; do
-  [ -n "${SERVE_ONLY:-}" ] && break
+for kind in $BENCH_KINDS; do
   step "bench-$kind" 500 "$BIN" bench --request "$W/$kind.json" --proofs "$PROOFS" --json
   cp "$W/bench-$kind.out" "$OUT/$kind.json"
 done
@@ -62,11 +62,13 @@ cp "$W/idle.out" "$OUT/winning-idle.json"
 cp "$W/critical.out" "$OUT/winning-loaded.json"
 cp "$W/load.out" "$OUT/porep-load.json"
 
-[ -z "${SERVE_ONLY:-}" ] && step mix 500 "$BIN" bench --mix porep:8,window-post:1,winning-post:1 --sector-size 8MiB \
-  --proofs "$MIX_PROOFS" --json
-[ -z "${SERVE_ONLY:-}" ] && cp "$W/mix.out" "$OUT/mix.json"
+if [ -z "${SERVE_ONLY:-}" ]; then
+  step mix 500 "$BIN" bench --mix porep:8,window-post:1,winning-post:1 --sector-size 8MiB \
+    --proofs "$MIX_PROOFS" --json
+  cp "$W/mix.out" "$OUT/mix.json"
+fi
 
-python3 - "$OUT" $KINDS <<'EOF' | tee -a "$S"
+python3 - "$OUT" $BENCH_KINDS <<'EOF' | tee -a "$S"
 import json, sys
 out, kinds = sys.argv[1], sys.argv[2:]
 def load(name):

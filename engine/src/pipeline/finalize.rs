@@ -107,16 +107,7 @@ pub(super) fn report(
         return;
     }
     st.finished += 1;
-    let finished = st.finished;
-    let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut st.after_partitions)
-        .into_iter()
-        .partition(|(n, _)| *n <= finished);
-    st.after_partitions = later;
-    for (_, changes) in due {
-        // Scheduled values were validated when the schedule was installed; a refusal (one
-        // the backend cannot run) is in the config log.
-        let _ = super::reconfigure::apply_locked(shared, st, &changes, "schedule");
-    }
+    super::schedule::partition_finished(shared, st);
     let end = if record.verified {
         PartitionEnd::Verified
     } else {

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::state::State;
 use super::Shared;
 use crate::config::{ConfigError, EngineConfig};
 use crate::telemetry::{ConfigChange, Event};
@@ -126,12 +127,32 @@ pub(super) fn install(shared: &Arc<Shared>, plan: Vec<Scheduled>) {
                     Some((t, _)) if *t == next => st.after_seconds.remove(0).1,
                     _ => continue,
                 };
-                // Under the same lock, so the change is never neither pending nor logged.
-                let _ = super::reconfigure::apply_locked(&shared, &mut st, &changes, "schedule");
+                apply_due(&shared, &mut st, &changes);
             }
             shared.cv.notify_all();
         })
         .expect("spawning the schedule thread");
+}
+
+/// Applies the changes due now that `st.finished` partitions have finished. The caller holds
+/// the state lock from counting the partition to sending its outcome, so whoever sees the
+/// outcome also sees the changes in the config log; it wakes waiters afterwards.
+pub(super) fn partition_finished(shared: &Arc<Shared>, st: &mut State) {
+    let finished = st.finished;
+    let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut st.after_partitions)
+        .into_iter()
+        .partition(|(n, _)| *n <= finished);
+    st.after_partitions = later;
+    for (_, changes) in due {
+        apply_due(shared, st, &changes);
+    }
+}
+
+/// Applies changes taken off the schedule under the same lock that took them, so a change is
+/// never neither pending nor in the config log. Their values were validated when the schedule
+/// was installed; a refusal (one the backend cannot run) is in the config log.
+fn apply_due(shared: &Arc<Shared>, st: &mut State, changes: &[(String, String)]) {
+    let _ = super::reconfigure::apply_locked(shared, st, changes, "schedule");
 }
 
 /// Ends the schedule: every change that has not come due is dropped and listed in the config
