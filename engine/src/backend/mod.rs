@@ -225,6 +225,9 @@ pub struct RegionInput<'a> {
     pub opts: RegionOptions,
     /// What the executor's `prestage` laid out after synthesis, if it did.
     pub prestaged: Option<&'a Prestaged>,
+    /// A CRITICAL partition's region (a WinningPoSt with a block at stake): it runs beside
+    /// the region in flight rather than after it, on the device's most urgent streams.
+    pub urgent: bool,
 }
 
 /// A partition's witness as an executor laid it out on the host right after synthesis (the
@@ -312,6 +315,12 @@ impl<'a> RegionInput<'a> {
         self
     }
 
+    /// The same input, marked urgent (a CRITICAL partition) or not.
+    pub fn with_urgent(mut self, urgent: bool) -> Self {
+        self.urgent = urgent;
+        self
+    }
+
     /// Moves the evaluations out of `asg`, which keeps the witness for the finalizer.
     pub fn new(
         asg: &'a mut Assignment,
@@ -339,6 +348,7 @@ impl<'a> RegionInput<'a> {
             b_g2,
             opts,
             prestaged,
+            urgent: false,
         }
     }
 }

@@ -112,7 +112,8 @@ fn prove(
     }));
     let mut steps = Steps::publishing(step_sink(shared, device, slot, job, partition));
     let result = {
-        let mut gate = lock.gate(ready.ticket.priority == Priority::Critical);
+        let urgent = ready.ticket.priority == Priority::Critical;
+        let mut gate = lock.gate_for(urgent);
         let input = RegionInput::new(
             &mut ready.asg,
             &ready.msms,
@@ -121,7 +122,8 @@ fn prove(
             opts,
             ready.prestaged.as_ref(),
         )
-        .with_circuit(ready.circuit.as_deref());
+        .with_circuit(ready.circuit.as_deref())
+        .with_urgent(urgent);
         exec.prove_region(input, &mut *gate, &mut steps)
     };
     // Its page-locked block goes back to the pool for the next partition.

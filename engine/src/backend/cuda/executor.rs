@@ -148,7 +148,7 @@ impl CudaExecutor {
         steps: &mut Steps,
     ) -> Result<RegionResult> {
         self.gpu.bind()?;
-        let mut set = self.take_set()?;
+        let mut set = self.take_set(input.urgent)?;
         let result = self
             .circuit_for(&mut set, input, steps)
             .and_then(|c| self.region(&mut set, input, c.as_deref(), gate, steps));

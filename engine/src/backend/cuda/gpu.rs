@@ -194,6 +194,14 @@ impl Gpu {
         self.ctx.new_stream().map_err(cuda)
     }
 
+    /// A new stream of the highest priority the device has: as the blocks of kernels on
+    /// other streams finish, the scheduler starts this stream's blocks before theirs.
+    pub fn urgent_stream(&self) -> Result<Arc<CudaStream>> {
+        self.ctx.bind_to_thread().map_err(cuda)?;
+        let (_, greatest) = cudarc::driver::result::stream::get_priority_range().map_err(cuda)?;
+        self.ctx.new_stream_with_priority(greatest).map_err(cuda)
+    }
+
     /// Free and total device memory now.
     pub fn mem_info(&self) -> Result<(u64, u64)> {
         let (free, total) = self.ctx.mem_get_info().map_err(cuda)?;

@@ -99,6 +99,8 @@ pub(super) struct Workspace {
 
 /// What one worker runs a region with: its streams, its staging ring, its buffers.
 pub(super) struct StreamSet {
+    /// Whether its streams are of the highest priority (for CRITICAL partitions).
+    pub urgent: bool,
     pub compute: Arc<CudaStream>,
     pub copy: Arc<CudaStream>,
     pub staging: Staging,
@@ -142,14 +144,23 @@ impl CudaExecutor {
         Ok(z.total() as u64)
     }
 
-    /// An idle worker's streams and buffers, or new ones.
-    pub(super) fn take_set(&self) -> Result<StreamSet> {
-        if let Some(s) = self.idle.lock().pop() {
-            return Ok(s);
+    /// An idle worker's streams and buffers, or new ones; `urgent`: of the highest priority,
+    /// kept apart so a CRITICAL partition's smaller buffers never resize another's (freeing
+    /// device memory waits for the whole device).
+    pub(super) fn take_set(&self, urgent: bool) -> Result<StreamSet> {
+        let mut idle = self.idle.lock();
+        if let Some(i) = idle.iter().rposition(|s| s.urgent == urgent) {
+            return Ok(idle.swap_remove(i));
         }
+        drop(idle);
+        let stream = || match urgent {
+            true => self.gpu.urgent_stream(),
+            false => self.gpu.stream(),
+        };
         Ok(StreamSet {
-            compute: self.gpu.stream()?,
-            copy: self.gpu.stream()?,
+            urgent,
+            compute: stream()?,
+            copy: stream()?,
             staging: Staging::new(&self.gpu)?,
             ws: None,
         })
