@@ -41,7 +41,8 @@ for kind in $BENCH_KINDS; do
   cp "$W/bench-$kind.out" "$OUT/$kind.json"
 done
 
-"$BIN" serve >"$W/serve.out" 2>"$W/serve.log" &
+# Recorded: where a WinningPoSt's time went under load (`provetop export --perfetto`).
+"$BIN" serve --record "$OUT/serve.ptrec" --force >"$W/serve.out" 2>"$W/serve.log" &
 SERVER=$!
 for _ in $(seq 600); do grep -q "listening on" "$W/serve.log" && break; sleep 0.1; done
 grep -h "listening" "$W/serve.log" | tee -a "$S"
