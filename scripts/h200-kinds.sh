@@ -33,7 +33,7 @@ source scripts/device-call.sh
 
 for kind in $KINDS; do
   step "gen-$kind" 400 "$BIN" gen-vanilla --kind "$kind" --sector-size 8MiB --miner-id 1000 \
-    --sector-id 7 --out "$W/$kind.json" || { tail -5 "$W/gen-$kind.log" | tee -a "$S"; exit 1; }
+    --sector-id 7 --out "$W/$kind.json" --force || { tail -5 "$W/gen-$kind.log" | tee -a "$S"; exit 1; }
 done
 
 for kind in $BENCH_KINDS; do
