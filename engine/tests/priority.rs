@@ -1,6 +1,6 @@
 //! Priorities on the cpu backend: a critical job submitted while normal partitions fill the
-//! pipeline is synthesised before every normal partition still waiting, and proved after at
-//! most one device region of normal work per device worker; low work waits for the rest.
+//! pipeline is synthesised before every normal partition still waiting and proved beside the
+//! regions in flight, not after them; low work waits for the rest.
 
 // A failed unwrap in a test or its helpers fails the test where it happened.
 #![allow(clippy::unwrap_used)]
@@ -129,4 +129,87 @@ fn critical_work_overtakes_waiting_normal_work_and_low_work_waits() {
         _ => None,
     });
     assert_eq!(detail.as_deref(), Some("synthetic-k10 · critical"));
+}
+
+/// A device whose ordinary regions hold the lock 400 ms, counting regions in flight and the
+/// urgent ones that ran beside another.
+struct Slow {
+    inner: provetop_engine::backend::cpu::CpuExecutor,
+    in_flight: std::sync::atomic::AtomicUsize,
+    urgent_beside_another: std::sync::atomic::AtomicUsize,
+}
+
+impl provetop_engine::backend::Executor for Slow {
+    fn device(&self) -> &str {
+        // the cpu backend's only device: every partition comes here
+        "cpu0"
+    }
+    fn kind(&self) -> provetop_engine::backend::BackendKind {
+        provetop_engine::backend::BackendKind::Cpu
+    }
+    fn info(&self) -> provetop_engine::telemetry::DeviceInfo {
+        self.inner.info()
+    }
+    fn prove_region(
+        &self,
+        input: provetop_engine::backend::RegionInput<'_>,
+        gate: &mut dyn provetop_engine::backend::Gate,
+        steps: &mut provetop_engine::backend::Steps,
+    ) -> anyhow::Result<provetop_engine::backend::RegionResult> {
+        use std::sync::atomic::Ordering::SeqCst;
+        gate.compute(steps);
+        let others = self.in_flight.fetch_add(1, SeqCst);
+        if input.urgent && others > 0 {
+            self.urgent_beside_another.fetch_add(1, SeqCst);
+        }
+        if !input.urgent {
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        let r = self.inner.prove_region(input, gate, steps);
+        self.in_flight.fetch_sub(1, SeqCst);
+        r
+    }
+}
+
+#[test]
+fn a_critical_partition_runs_beside_a_busy_worker_instead_of_after_it() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = EngineConfig::default();
+    for (k, v) in [
+        ("synthesis_workers", "1"),
+        ("gpu_workers_per_device", "1"),
+        ("synthesis_threads", "1"),
+        ("prover_threads", "1"),
+    ] {
+        cfg.set(k, v).unwrap();
+    }
+    let store = Arc::new(ParamsStore::new(Some(dir.path().to_path_buf()), None));
+    let slow = Arc::new(Slow {
+        inner: provetop_engine::backend::cpu::CpuExecutor::new(0, 1).unwrap(),
+        in_flight: Default::default(),
+        urgent_beside_another: Default::default(),
+    });
+    let device: Arc<dyn provetop_engine::backend::Executor> = slow.clone();
+    let engine =
+        EngineHandle::start_with_executors(cfg, store, Bus::new(), Clock::start(), vec![device])
+            .unwrap();
+    engine.submit(job(3, 2, Priority::Normal)).unwrap();
+    // The one worker is in a 400 ms region: the critical partition finds no worker free.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while slow.in_flight.load(SeqCst) == 0 {
+        assert!(std::time::Instant::now() < deadline, "nothing was proved");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    engine.submit(job(1, 3, Priority::Critical)).unwrap();
+    wait_jobs(&engine, 2);
+    assert_eq!(
+        slow.urgent_beside_another.load(SeqCst),
+        1,
+        "the critical region waited for the worker in its region"
+    );
+    // The worker for it left again: the device is back to its one worker.
+    let workers = engine.status().devices[0].workers;
+    engine.shutdown();
+    assert_eq!(workers, 1);
 }

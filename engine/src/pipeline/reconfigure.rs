@@ -134,7 +134,7 @@ fn sync(shared: &Arc<Shared>, st: &mut State, old: &EngineConfig) -> anyhow::Res
     }
     for d in 0..st.devices.len() {
         st.devices[d].target = cfg.gpu_workers_per_device;
-        while !st.devices[d].retiring && st.devices[d].running() < st.devices[d].target {
+        while !st.devices[d].retiring && st.devices[d].regular() < st.devices[d].target {
             worker::spawn(shared, st, d);
         }
     }

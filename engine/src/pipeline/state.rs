@@ -103,14 +103,23 @@ pub(crate) struct Device {
     pub target: usize,
     /// Worker slots in use; a worker's slot names its lane.
     pub slots: Vec<bool>,
+    /// Of the slots in use, those of workers for one CRITICAL partition each, beyond
+    /// `target` (`worker::spawn_urgent`).
+    pub urgent: usize,
     pub retiring: bool,
     /// Why the device was taken out of service (a `DeviceFault`); it never comes back.
     pub failed: Option<String>,
 }
 
 impl Device {
+    /// Workers of this device now, urgent ones included.
     pub fn running(&self) -> usize {
         self.slots.iter().filter(|s| **s).count()
+    }
+
+    /// Workers that count against `target`: the urgent ones leave by themselves.
+    pub fn regular(&self) -> usize {
+        self.running() - self.urgent
     }
 }
 
@@ -122,6 +131,8 @@ pub(crate) struct State {
     pub synthesizing: usize,
     pub ready: VecDeque<Ready>,
     pub proving: usize,
+    /// Workers waiting for a synthesised partition now.
+    pub idle_workers: usize,
     pub devices: Vec<Device>,
     pub synthesis: SynthesisPools,
     pub prover_pool: Arc<ThreadPool>,
@@ -179,6 +190,7 @@ impl State {
             synthesizing: 0,
             ready: VecDeque::new(),
             proving: 0,
+            idle_workers: 0,
             devices: vec![],
             finished: 0,
             config_log: vec![],
@@ -196,6 +208,7 @@ impl State {
             lock: Arc::from(new_lock(self.cfg.lock)),
             target: self.cfg.gpu_workers_per_device,
             slots: vec![],
+            urgent: 0,
             retiring: false,
             failed: None,
         });
@@ -247,7 +260,7 @@ impl State {
                 .filter(|d| !d.retiring)
                 .map(|d| DeviceStatus {
                     name: d.exec.device().to_string(),
-                    workers: d.running(),
+                    workers: d.regular(),
                     lock: format!("{:?}", d.lock.strategy()),
                 })
                 .collect(),

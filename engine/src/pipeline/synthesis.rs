@@ -349,6 +349,7 @@ fn synthesize(
                     circuit: precompiled.filter(|_| deferred),
                 },
             );
+            super::worker::spawn_urgent(shared, &mut st);
             drop(st);
             shared.bus.publish(Event::Job(JobEvent {
                 t: shared.clock.at(end),

@@ -13,6 +13,29 @@ use crate::config::Placement;
 use crate::telemetry::{Event, JobEvent, JobState, Lane, Span, Stage};
 
 pub(super) fn spawn(shared: &Arc<Shared>, st: &mut State, device: usize) {
+    start(shared, st, device, false);
+}
+
+/// A worker for one CRITICAL partition, when it was synthesised while every worker was in a
+/// region or waiting for the lock: on the device running the fewest workers, beyond its
+/// target, gone after that partition. Waiting for a worker to come free could cost a
+/// WinningPoSt a whole region of other work.
+pub(super) fn spawn_urgent(shared: &Arc<Shared>, st: &mut State) {
+    let critical_waits = st
+        .ready
+        .front()
+        .is_some_and(|r| r.ticket.priority == Priority::Critical);
+    if !critical_waits || st.idle_workers > 0 {
+        return;
+    }
+    let in_service = (0..st.devices.len()).filter(|&d| !st.devices[d].retiring);
+    if let Some(d) = in_service.min_by_key(|&d| st.devices[d].running()) {
+        st.devices[d].urgent += 1;
+        start(shared, st, d, true);
+    }
+}
+
+fn start(shared: &Arc<Shared>, st: &mut State, device: usize, urgent: bool) {
     let dev = &mut st.devices[device];
     let slot = match dev.slots.iter().position(|s| !s) {
         Some(i) => i,
@@ -26,31 +49,49 @@ pub(super) fn spawn(shared: &Arc<Shared>, st: &mut State, device: usize) {
     let s = shared.clone();
     let handle = std::thread::Builder::new()
         .name(format!("{name}-w{slot}"))
-        .spawn(move || run(&s, name, slot))
+        .spawn(move || run(&s, name, slot, urgent))
         .expect("spawning a device worker");
+    // Urgent workers come and go: forget the ones that have ended.
+    st.threads.retain(|t| !t.is_finished());
     st.threads.push(handle);
 }
 
 /// Frees the worker's slot; a retiring device leaves once its last worker has.
-fn leave(st: &mut State, device: usize, slot: usize) {
+fn leave(st: &mut State, device: usize, slot: usize, urgent: bool) {
     st.devices[device].slots[slot] = false;
+    st.devices[device].urgent -= usize::from(urgent);
     if st.devices[device].retiring && st.devices[device].running() == 0 {
         st.devices.remove(device);
     }
 }
 
-fn run(shared: &Arc<Shared>, name: String, slot: usize) {
+/// A worker's loop: the next synthesised partition through the device, until the worker is
+/// surplus (or, `urgent`, after its one CRITICAL partition).
+fn run(shared: &Arc<Shared>, name: String, slot: usize, urgent: bool) {
+    let position = |st: &State| {
+        st.devices
+            .iter()
+            .position(|d| d.exec.device() == name)
+            .expect("a worker's device exists")
+    };
+    let mut done = false;
     loop {
         let mut st = shared.state.lock();
         let ready = loop {
-            let d = st
-                .devices
-                .iter()
-                .position(|d| d.exec.device() == name)
-                .expect("a worker's device exists");
+            let d = position(&st);
             let dev = &st.devices[d];
-            if st.shutdown || dev.retiring || dev.running() > dev.target {
-                leave(&mut st, d, slot);
+            let surplus = match urgent {
+                // its partition, unless another worker took it meanwhile
+                true => {
+                    done || st
+                        .ready
+                        .front()
+                        .is_none_or(|r| r.ticket.priority != Priority::Critical)
+                }
+                false => dev.regular() > dev.target,
+            };
+            if st.shutdown || dev.retiring || surplus {
+                leave(&mut st, d, slot, urgent);
                 drop(st);
                 shared.cv.notify_all();
                 return;
@@ -58,13 +99,12 @@ fn run(shared: &Arc<Shared>, name: String, slot: usize) {
             if let Some(r) = st.ready.pop_front() {
                 break r;
             }
+            st.idle_workers += 1;
             shared.cv.wait(&mut st);
+            st.idle_workers -= 1;
         };
-        let d = st
-            .devices
-            .iter()
-            .position(|d| d.exec.device() == name)
-            .expect("device");
+        done = true;
+        let d = position(&st);
         let (exec, lock) = (st.devices[d].exec.clone(), st.devices[d].lock.clone());
         let b_g2_here = st.cfg.b_g2_on == Placement::Gpu;
         let opts = RegionOptions::from(&st.cfg);
