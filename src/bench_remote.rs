@@ -85,6 +85,7 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
             "proofs_per_hour": per_hour,
             "outstanding": outstanding,
             "median_total_ms": total_ms,
+            "max_total_ms": answers.iter().map(|a| a.total_ms).max().unwrap_or(0),
             "median_queue_wait_ms": queue_ms,
             // The server's own split of a request's time (its partitions' sums).
             "median_synthesis_ms": median(|a| a.synthesis_ms),
