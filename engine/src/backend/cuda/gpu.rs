@@ -374,43 +374,8 @@ impl Gpu {
 
     /// Waits on the host until everything enqueued on `stream` has finished.
     pub fn sync(&self, stream: &CudaStream) -> Result<()> {
-        stream_done(stream)
+        stream.synchronize().map_err(cuda)
     }
-}
-
-/// Waits until `query` stops answering not-ready, by asking again rather than in a blocking
-/// call: a thread inside cuStreamSynchronize held up every other thread's driver calls on the
-/// H200, so a CRITICAL region could not even record its first event until the region it was
-/// meant to run beside had ended (7-86 ms of a WinningPoSt's ~50). Spins briefly, then naps.
-fn poll(query: impl Fn() -> sys::CUresult) -> Result<()> {
-    let start = Instant::now();
-    loop {
-        match query() {
-            sys::CUresult::CUDA_ERROR_NOT_READY => {}
-            r => return r.result().map_err(cuda),
-        }
-        if start.elapsed() < std::time::Duration::from_micros(100) {
-            std::hint::spin_loop();
-        } else {
-            std::thread::sleep(std::time::Duration::from_micros(20));
-        }
-    }
-}
-
-/// Waits until everything enqueued on `stream` has finished.
-pub(super) fn stream_done(stream: &CudaStream) -> Result<()> {
-    stream.context().bind_to_thread().map_err(cuda)?;
-    // SAFETY: a live stream of ours; the query only reads its state.
-    poll(|| unsafe { sys::cuStreamQuery(stream.cu_stream()) })
-}
-
-/// Waits until `event` has completed.
-///
-/// # Safety
-/// `event` must be a live event (recorded or not) until this returns.
-pub(super) unsafe fn event_done(event: CUevent) -> Result<()> {
-    // SAFETY: live, as the caller promises.
-    poll(|| unsafe { sys::cuEventQuery(event) })
 }
 
 /// An asynchronous copy between host memory it borrows and the device: the borrow lasts
@@ -435,14 +400,14 @@ impl<'a> InFlight<'a> {
     /// Waits until the copy (and everything before it on its stream) has finished.
     pub fn wait(mut self) -> Result<()> {
         self.waited = true;
-        stream_done(self.stream)
+        self.stream.synchronize().map_err(cuda)
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if !self.waited {
-            let _ = stream_done(self.stream);
+            let _ = self.stream.synchronize();
         }
     }
 }
@@ -516,7 +481,7 @@ impl Timeline {
                 // a stream that was not idle after all: wait, and take the later bound
                 Err(_) if issued.elapsed() > std::time::Duration::from_millis(2) => {
                     // SAFETY: as above.
-                    unsafe { event_done(anchor) }?;
+                    unsafe { result::event::synchronize(anchor) }.map_err(cuda)?;
                     break Instant::now();
                 }
                 Err(_) => std::hint::spin_loop(),

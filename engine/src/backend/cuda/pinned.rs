@@ -280,7 +280,7 @@ impl Staging {
             self.next = (self.next + 1) % self.bufs.len();
             // The copy that last read this buffer must have finished before we refill it.
             // SAFETY: `done` is an event of ours, created with the ring and destroyed on drop.
-            unsafe { super::gpu::event_done(*done) }?;
+            unsafe { result::event::synchronize(*done) }.map_err(cuda)?;
             // SAFETY: within the buffer's bytes, which no copy reads any more (waited for
             // above) and nothing else references while `self` is borrowed mutably.
             let staged =
@@ -338,7 +338,7 @@ impl Drop for Staging {
         for (pinned, e) in self.bufs.drain(..) {
             // SAFETY: our event: waited for (so no copy reads the buffer dropped next), then
             // destroyed once.
-            let _ = unsafe { super::gpu::event_done(e) };
+            let _ = unsafe { result::event::synchronize(e) };
             // SAFETY: as above.
             let _ = unsafe { result::event::destroy(e) };
             drop(pinned);
