@@ -8,6 +8,7 @@
 use parking_lot::{Mutex, MutexGuard};
 use std::time::Instant;
 
+use super::holds::Holds;
 use crate::backend::{Engine, Gate, Steps};
 use crate::config::LockStrategy;
 use crate::telemetry::Stage;
@@ -19,12 +20,40 @@ pub trait DeviceLock: Send + Sync {
     fn strategy(&self) -> LockStrategy;
     /// A gate for one ordinary partition; the locks it takes are released when it is dropped.
     fn gate(&self) -> Box<dyn Gate + '_>;
-    /// The gate of one partition: an `urgent` (CRITICAL) one waits for no one.
-    fn gate_for(&self, urgent: bool) -> Box<dyn Gate + '_> {
-        match urgent {
-            true => Box::new(Open),
-            false => self.gate(),
+}
+
+/// The gate of one partition on `lock`: an `urgent` (CRITICAL) one waits for no one; an
+/// ordinary one also waits before its kernels while `holds` keeps the devices for CRITICAL work.
+pub(crate) fn gate_for<'a>(
+    lock: &'a dyn DeviceLock,
+    urgent: bool,
+    holds: &'a Holds,
+) -> Box<dyn Gate + 'a> {
+    match urgent {
+        true => Box::new(Open),
+        false => Box::new(Yielding {
+            inner: lock.gate(),
+            holds,
+        }),
+    }
+}
+
+/// An ordinary partition's gate: its kernels wait for the holds of CRITICAL work too.
+struct Yielding<'a> {
+    inner: Box<dyn Gate + 'a>,
+    holds: &'a Holds,
+}
+
+impl Gate for Yielding<'_> {
+    fn memory(&mut self, steps: &mut Steps) {
+        self.inner.memory(steps);
+    }
+    fn compute(&mut self, steps: &mut Steps) {
+        let start = Instant::now();
+        if self.holds.wait_clear() {
+            steps.push(Stage::LockWait, Engine::Host, start, 0);
         }
+        self.inner.compute(steps);
     }
 }
 
@@ -214,7 +243,8 @@ mod tests {
                 let (lock, done) = (lock.clone(), Arc::new(AtomicUsize::new(0)));
                 let d = done.clone();
                 let t = std::thread::spawn(move || {
-                    let mut gate = lock.gate_for(urgent);
+                    let holds = Holds::new(std::time::Duration::ZERO);
+                    let mut gate = gate_for(&*lock, urgent, &holds);
                     gate.memory(&mut Steps::default());
                     gate.compute(&mut Steps::default());
                     d.store(1, Ordering::SeqCst);

@@ -4,6 +4,7 @@
 //! points, and every stage reports to the telemetry bus.
 
 mod finalize;
+mod holds;
 pub mod locks;
 mod pools;
 mod reconfigure;
@@ -140,6 +141,8 @@ pub(crate) struct Shared {
     backend: BackendKind,
     /// What `auto` values are chosen for.
     machine: crate::tuning::Machine,
+    /// The devices kept for CRITICAL partitions between their synthesis and their region.
+    holds: Arc<holds::Holds>,
 }
 
 /// The running engine. Cheap to clone; every clone drives the same pipeline.
@@ -208,6 +211,7 @@ impl EngineHandle {
             outcomes: tx,
             backend,
             machine,
+            holds: holds::Holds::new(holds::HOLD_MAX),
         });
         reconfigure::sync_devices(&shared);
         synthesis::spawn_dispatcher(shared.clone());

@@ -80,6 +80,8 @@ pub(crate) struct Ready {
     /// The recorded circuit a, b and c are still to be evaluated with, in the region
     /// (`Executor::evaluates_abc`); None when synthesis evaluated them.
     pub circuit: Option<Arc<Precompiled>>,
+    /// A CRITICAL partition's hold on the devices, until its region starts.
+    pub hold: Option<super::holds::Hold>,
 }
 
 pub(crate) struct Job {

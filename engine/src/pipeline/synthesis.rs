@@ -231,6 +231,7 @@ fn dispatch(shared: Arc<Shared>) {
         };
         let pool = pool.expect("can_synthesize saw a pool for it");
         drop(st);
+        let hold = (ticket.priority == Priority::Critical).then(|| shared.holds.hold());
         let shared = shared.clone();
         let work = Work {
             ticket,
@@ -238,6 +239,7 @@ fn dispatch(shared: Arc<Shared>) {
             loaded,
             precompiled,
             deferred,
+            hold,
         };
         pool.pool
             .clone()
@@ -253,6 +255,8 @@ struct Work {
     precompiled: Option<Arc<Precompiled>>,
     /// Its a, b and c are left to the region: synthesis computes the witness alone.
     deferred: bool,
+    /// A CRITICAL partition's hold on the devices (`holds`), passed on with it.
+    hold: Option<super::holds::Hold>,
 }
 
 /// Runs on the synthesis pool.
@@ -269,6 +273,7 @@ fn synthesize(
         loaded,
         precompiled,
         deferred,
+        hold,
     } = work;
     let start = Instant::now();
     let seed = partition_seed(spec.seed, ticket.job, ticket.partition);
@@ -347,6 +352,7 @@ fn synthesize(
                     host,
                     prestaged,
                     circuit: precompiled.filter(|_| deferred),
+                    hold,
                 },
             );
             super::worker::spawn_urgent(shared, &mut st);

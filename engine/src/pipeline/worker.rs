@@ -153,7 +153,9 @@ fn prove(
     let mut steps = Steps::publishing(step_sink(shared, device, slot, job, partition));
     let result = {
         let urgent = ready.ticket.priority == Priority::Critical;
-        let mut gate = lock.gate_for(urgent);
+        let mut gate = super::locks::gate_for(&*lock, urgent, &shared.holds);
+        // Its region starts now: ordinary kernels may go again.
+        ready.hold = None;
         let input = RegionInput::new(
             &mut ready.asg,
             &ready.msms,
