@@ -5,11 +5,14 @@
 // A failed unwrap in a test or its helpers fails the test where it happened.
 #![allow(clippy::unwrap_used)]
 
+use provetop_engine::backend::cpu::CpuExecutor;
+use provetop_engine::backend::{BackendKind, Executor, Gate, RegionInput, RegionResult, Steps};
 use provetop_engine::circuit::Workload;
 use provetop_engine::config::EngineConfig;
 use provetop_engine::params::store::ParamsStore;
 use provetop_engine::pipeline::{EngineHandle, JobId, JobSpec, Outcome, Priority};
-use provetop_engine::telemetry::{Bus, Clock, Event, JobState};
+use provetop_engine::telemetry::{Bus, Clock, DeviceInfo, Event, JobState};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,9 +52,9 @@ fn wait_jobs(engine: &EngineHandle, jobs: usize) {
     }
 }
 
-#[test]
-fn critical_work_overtakes_waiting_normal_work_and_low_work_waits() {
-    let dir = tempfile::tempdir().unwrap();
+/// A configuration of one synthesis worker, one device worker and one thread per pool, and a
+/// parameter store under `dir`.
+fn one_at_a_time(dir: &std::path::Path) -> (EngineConfig, Arc<ParamsStore>) {
     let mut cfg = EngineConfig::default();
     for (k, v) in [
         ("synthesis_workers", "1"),
@@ -61,7 +64,14 @@ fn critical_work_overtakes_waiting_normal_work_and_low_work_waits() {
     ] {
         cfg.set(k, v).unwrap();
     }
-    let store = Arc::new(ParamsStore::new(Some(dir.path().to_path_buf()), None));
+    let store = Arc::new(ParamsStore::new(Some(dir.to_path_buf()), None));
+    (cfg, store)
+}
+
+#[test]
+fn critical_work_overtakes_waiting_normal_work_and_low_work_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, store) = one_at_a_time(dir.path());
     let bus = Bus::new();
     let sub = bus.subscribe(1 << 20);
     let engine = EngineHandle::start(cfg, store, bus, Clock::start()).unwrap();
@@ -134,29 +144,28 @@ fn critical_work_overtakes_waiting_normal_work_and_low_work_waits() {
 /// A device whose ordinary regions hold the lock 400 ms, counting regions in flight and the
 /// urgent ones that ran beside another.
 struct Slow {
-    inner: provetop_engine::backend::cpu::CpuExecutor,
-    in_flight: std::sync::atomic::AtomicUsize,
-    urgent_beside_another: std::sync::atomic::AtomicUsize,
+    inner: CpuExecutor,
+    in_flight: AtomicUsize,
+    urgent_beside_another: AtomicUsize,
 }
 
-impl provetop_engine::backend::Executor for Slow {
+impl Executor for Slow {
     fn device(&self) -> &str {
         // the cpu backend's only device: every partition comes here
         "cpu0"
     }
-    fn kind(&self) -> provetop_engine::backend::BackendKind {
-        provetop_engine::backend::BackendKind::Cpu
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
     }
-    fn info(&self) -> provetop_engine::telemetry::DeviceInfo {
+    fn info(&self) -> DeviceInfo {
         self.inner.info()
     }
     fn prove_region(
         &self,
-        input: provetop_engine::backend::RegionInput<'_>,
-        gate: &mut dyn provetop_engine::backend::Gate,
-        steps: &mut provetop_engine::backend::Steps,
-    ) -> anyhow::Result<provetop_engine::backend::RegionResult> {
-        use std::sync::atomic::Ordering::SeqCst;
+        input: RegionInput<'_>,
+        gate: &mut dyn Gate,
+        steps: &mut Steps,
+    ) -> anyhow::Result<RegionResult> {
         gate.compute(steps);
         let others = self.in_flight.fetch_add(1, SeqCst);
         if input.urgent && others > 0 {
@@ -173,24 +182,14 @@ impl provetop_engine::backend::Executor for Slow {
 
 #[test]
 fn a_critical_partition_runs_beside_a_busy_worker_instead_of_after_it() {
-    use std::sync::atomic::Ordering::SeqCst;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = EngineConfig::default();
-    for (k, v) in [
-        ("synthesis_workers", "1"),
-        ("gpu_workers_per_device", "1"),
-        ("synthesis_threads", "1"),
-        ("prover_threads", "1"),
-    ] {
-        cfg.set(k, v).unwrap();
-    }
-    let store = Arc::new(ParamsStore::new(Some(dir.path().to_path_buf()), None));
+    let (cfg, store) = one_at_a_time(dir.path());
     let slow = Arc::new(Slow {
-        inner: provetop_engine::backend::cpu::CpuExecutor::new(0, 1).unwrap(),
+        inner: CpuExecutor::new(0, 1).unwrap(),
         in_flight: Default::default(),
         urgent_beside_another: Default::default(),
     });
-    let device: Arc<dyn provetop_engine::backend::Executor> = slow.clone();
+    let device: Arc<dyn Executor> = slow.clone();
     let engine =
         EngineHandle::start_with_executors(cfg, store, Bus::new(), Clock::start(), vec![device])
             .unwrap();

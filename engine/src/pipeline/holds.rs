@@ -7,6 +7,7 @@
 //! long CRITICAL synthesis costs the devices at most that much idle time.
 
 use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,7 @@ pub(crate) struct Holds {
     /// When each live hold began, by id.
     live: Mutex<Vec<(u64, Instant)>>,
     changed: Condvar,
-    next: Mutex<u64>,
+    next: AtomicU64,
     max: Duration,
 }
 
@@ -43,18 +44,14 @@ impl Holds {
         Arc::new(Holds {
             live: Mutex::default(),
             changed: Condvar::new(),
-            next: Mutex::new(0),
+            next: AtomicU64::new(0),
             max,
         })
     }
 
     /// A hold for one CRITICAL partition, from now.
     pub fn hold(self: &Arc<Self>) -> Hold {
-        let id = {
-            let mut next = self.next.lock();
-            *next += 1;
-            *next
-        };
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.live.lock().push((id, Instant::now()));
         Hold {
             holds: self.clone(),
@@ -82,7 +79,7 @@ impl Holds {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
 
     fn waiter(holds: &Arc<Holds>) -> (std::thread::JoinHandle<()>, Arc<AtomicBool>) {
         let (holds, passed) = (holds.clone(), Arc::new(AtomicBool::new(false)));
