@@ -5,7 +5,7 @@
 #      default bound on decoded state; every one must stay under 512 MB;
 #   2. what a SIGKILL costs a recording: 20 `bench --record` runs on a loaded machine, each
 #      killed at a random moment; the loss is the time from the last event in the file to the
-#      kill. Prints the worst case (the README's recording section quotes it).
+#      kill. Prints the worst case (docs/recordings.md quotes it).
 # Each figure is printed on stdout; the exit code is 1 if a file took 512 MB or more or a
 # command exited with anything but 0, 1 or 2.
 #   scripts/hostile-bench.sh [path/to/provetop]     (default: a release build)

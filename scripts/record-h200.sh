@@ -89,6 +89,6 @@ for a, b in zip(live.get("devices", []), rep["devices"]):
     same(f"{a['id']} busy", round(a["busy_ratio"], 6), round(b["busy_ratio"], 6))
 print(f"{'ok' if per_min <= 2e6 else 'OVER'}: size per minute")
 print()
-print("to ship it: cp", sys.argv[3], "examples/  (and name it in the README)")
+print("to ship it: cp", sys.argv[3], "examples/  (and name it in docs/dashboard.md)")
 sys.exit(0 if ok and per_min <= 2e6 else 1)
 PY

@@ -1,4 +1,4 @@
-//! `provetop bench`: a headless run with a per-stage table or the JSON report of DESIGN.md.
+//! `provetop bench`: a headless run with a per-stage table or the JSON report of docs/benchmarks.md.
 
 use anyhow::{Context, Result};
 use provetop_engine::params::io;

@@ -1,4 +1,6 @@
 //! provetop: the command line over the engine and the dashboard.
+//!
+//! Where this crate sits among the others, and the data flow: docs/architecture.md.
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod alloc;

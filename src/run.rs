@@ -404,7 +404,7 @@ impl RunOutput {
         self.results.iter().all(|r| r.record.verified)
     }
 
-    /// The exit status of DESIGN.md: 1 if a proof failed, else 3 if work was left, else 0.
+    /// The exit status of docs/architecture.md (Contracts): 1 if a proof failed, else 3 if work was left, else 0.
     pub fn exit_code(&self, checks_ok: bool) -> i32 {
         match (self.all_verified() && checks_ok, self.unfinished) {
             (false, _) => 1,

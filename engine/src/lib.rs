@@ -6,6 +6,8 @@
 //! `telemetry` the events every stage emits and the samplers that measure the machine. The
 //! config, control and event types are the contract crate's (`provetop-telemetry`),
 //! re-exported here under the engine's own paths.
+//!
+//! Where this crate sits among the others, and the data flow: docs/architecture.md.
 
 // Every `unsafe` block says why it is sound (denied under `clippy -D warnings`).
 #![warn(clippy::undocumented_unsafe_blocks)]

@@ -7,6 +7,8 @@
 //! `verify_empty_sector_update_proof`, `verify_window_post`, `verify_winning_post`). The inputs
 //! come from a file or request ([`c1`], [`inputs`]) or from a test-size sector sealed here
 //! ([`seal`], [`vanilla`]).
+//!
+//! Where this crate sits among the others, and the data flow: docs/architecture.md.
 
 #![warn(missing_docs)]
 

@@ -10,6 +10,8 @@
 //! `bench --json` and `replay --summary`), `export` (Prometheus, Perfetto), `output` (where
 //! commands write), `text` (strings from files made safe for a terminal) and `fixture` (a
 //! made-up session for tests and benchmarks).
+//!
+//! Where this crate sits among the others, and the data flow: docs/architecture.md.
 
 #![warn(missing_docs)]
 

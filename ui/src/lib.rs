@@ -2,6 +2,8 @@
 //! stream of `Event`s (from a live engine or, later, a replay file) into what the views read,
 //! `view` draws that state as a pure function of (state, theme, UI state), and `app` turns
 //! keys and mouse into UI changes and `Control`s for whoever drives the engine.
+//!
+//! Where this crate sits among the others, and the data flow: docs/architecture.md.
 
 #![warn(missing_docs)]
 
