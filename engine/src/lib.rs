@@ -17,13 +17,13 @@
 pub mod backend;
 pub mod circuit;
 pub mod curve;
+pub mod domain;
 pub mod hostmem;
 pub mod memory;
 pub mod params;
 pub mod pipeline;
 pub mod prover;
 pub mod telemetry;
-pub mod tuning;
 
 pub use provetop_telemetry::{config, control};
 

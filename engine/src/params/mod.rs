@@ -4,11 +4,14 @@
 pub mod cache;
 pub mod fixed_base;
 pub mod io;
+mod prepared;
 pub mod residency;
 pub mod setup;
 pub mod store;
 
 use blstrs::{G1Affine, G2Affine};
+
+pub use prepared::PreparedVerifyingKey;
 
 /// The verifying key, as bellperson's `VerifyingKey`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::fixed_base::{FixedBase, TableCurve};
 use super::{Parameters, VerifyingKey};
-use crate::backend::cpu::ntt::Domain;
 use crate::circuit::Shape;
+use crate::domain::Domain;
 
 /// Where a long setup reports: (stage, done, total).
 pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);

@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use super::cache::{check_counts, check_matches, Origin, ParamsCache};
 use super::residency::{SetStatus, Sets};
+use super::PreparedVerifyingKey;
 use super::{io, setup, Parameters};
 use crate::circuit::precompiled::{CircuitCache, Precompiled};
 use crate::circuit::{Shape, Workload};
-use crate::prover::PreparedVerifyingKey;
 
 /// One circuit shape's parameters as every job of that shape shares them.
 pub struct Loaded {

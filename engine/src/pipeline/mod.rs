@@ -3,6 +3,7 @@
 //! finalizer that assembles and verifies each proof. Configuration changes apply at safe
 //! points, and every stage reports to the telemetry bus.
 
+pub mod auto;
 mod finalize;
 mod holds;
 pub mod locks;
@@ -140,7 +141,7 @@ pub(crate) struct Shared {
     outcomes: Sender<Outcome>,
     backend: BackendKind,
     /// What `auto` values are chosen for.
-    machine: crate::tuning::Machine,
+    machine: crate::pipeline::auto::Machine,
     /// The devices kept for CRITICAL partitions between their synthesis and their region.
     holds: Arc<holds::Holds>,
 }
@@ -191,9 +192,9 @@ impl EngineHandle {
             }
             _ => vec![],
         };
-        let machine = crate::tuning::Machine::here(backend, gpus.len());
+        let machine = crate::pipeline::auto::Machine::here(backend, gpus.len());
         let mut config = config;
-        crate::tuning::resolve(&mut config, &machine);
+        crate::pipeline::auto::resolve(&mut config, &machine);
         let mut state = State::new(config)?;
         for exec in gpus.into_iter().chain(extra) {
             state.add_device(exec);
@@ -242,7 +243,7 @@ impl EngineHandle {
             .filter(|d| !d.retiring)
             .map(|d| d.target)
             .sum();
-        crate::tuning::jobs_in_flight(&st.cfg, workers, partitions)
+        crate::pipeline::auto::jobs_in_flight(&st.cfg, workers, partitions)
     }
 
     /// The backend proving, `auto` resolved at start.
@@ -276,10 +277,10 @@ impl EngineHandle {
     }
 
     /// Whether a job of `workload` submitted now takes the pre-compiled path
-    /// (`tuning::precompiled_for` on the configuration and the devices in service).
+    /// (`auto::precompiled_for` on the configuration and the devices in service).
     pub fn precompiled_for(&self, workload: &crate::circuit::Workload) -> bool {
         let st = self.shared.state.lock();
-        crate::tuning::precompiled_for(&st.cfg, workload, st.abc_on_devices())
+        crate::pipeline::auto::precompiled_for(&st.cfg, workload, st.abc_on_devices())
     }
 
     /// Whether every device in service evaluates a pre-compiled circuit's a, b and c itself.

@@ -57,7 +57,7 @@ pub(super) fn apply_locked(
         return Err(e);
     }
     // A key set back to `auto` gets the engine's choice now.
-    crate::tuning::resolve(&mut next, &shared.machine);
+    crate::pipeline::auto::resolve(&mut next, &shared.machine);
     let mut applied = vec![];
     for (key, _) in changes {
         let (from, to) = (

@@ -46,7 +46,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     let loaded = shared.store.get(&spec.workload, &|_, _, _| {})?;
     let wanted = {
         let st = shared.state.lock();
-        crate::tuning::precompiled_for(&st.cfg, &spec.workload, st.abc_on_devices())
+        crate::pipeline::auto::precompiled_for(&st.cfg, &spec.workload, st.abc_on_devices())
     };
     let precompiled = match wanted {
         true => Some(shared.store.circuit(&spec.workload, &|_, _, _| {})?.0),

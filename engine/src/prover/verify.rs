@@ -1,19 +1,11 @@
 //! Verification with a prepared key: one multi-Miller loop and one final exponentiation.
 
-use blstrs::{Bls12, G1Affine, G1Projective, G2Prepared, Gt, Scalar};
+use blstrs::{Bls12, G1Projective, G2Prepared, Scalar};
 use group::{prime::PrimeCurveAffine, Curve};
 use pairing::{MillerLoopResult, MultiMillerLoop};
 
 use super::Proof;
-use crate::params::VerifyingKey;
-
-/// A verifying key ready for pairing checks: e(α, β) computed and −γ, −δ prepared once.
-pub struct PreparedVerifyingKey {
-    alpha_beta: Gt,
-    neg_gamma: G2Prepared,
-    neg_delta: G2Prepared,
-    ic: Vec<G1Affine>,
-}
+pub use crate::params::PreparedVerifyingKey;
 
 /// Why a proof did not verify.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -29,18 +21,6 @@ pub enum VerifyError {
     /// The pairing equation does not hold.
     #[error("the pairing check failed: the proof does not verify for these public inputs")]
     Rejected,
-}
-
-impl PreparedVerifyingKey {
-    /// Prepares `vk` (one pairing and two G2 preparations).
-    pub fn new(vk: &VerifyingKey) -> Self {
-        PreparedVerifyingKey {
-            alpha_beta: blstrs::pairing(&vk.alpha_g1, &vk.beta_g2),
-            neg_gamma: G2Prepared::from(-vk.gamma_g2),
-            neg_delta: G2Prepared::from(-vk.delta_g2),
-            ic: vk.ic.clone(),
-        }
-    }
 }
 
 /// Checks e(A, B) = e(α, β) · e(Σ inputs·IC, γ) · e(C, δ).

@@ -1,7 +1,7 @@
 //! The cpu backend: our NTT and blst's curve arithmetic on a rayon pool per executor.
 
 pub mod msm;
-pub mod ntt;
+pub use crate::domain as ntt;
 
 use anyhow::Result;
 use blstrs::{G1Projective, G2Projective};
@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{BackendKind, Engine, Executor, Gate, RegionInput, RegionResult, Steps};
+use crate::domain::Domain;
 use crate::telemetry::Stage;
-use ntt::Domain;
 
 /// A cpu device: `cpuN`, proving on its own rayon pool, with twiddle tables cached per domain size.
 pub struct CpuExecutor {

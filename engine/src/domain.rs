@@ -1,4 +1,5 @@
-//! Number-theoretic transforms over BLS12-381's scalar field, and the Groth16 H polynomial.
+//! Number-theoretic transforms over BLS12-381's scalar field, and the Groth16 H polynomial: a
+//! leaf that setup (Lagrange values at tau) and the cpu backend (H) both use.
 //!
 //! One forward twiddle table per domain; the inverse transform is the forward one on the
 //! index-reversed output (ω^−ij = ω^(n−i)j), so no second table is kept.
