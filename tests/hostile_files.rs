@@ -93,7 +93,7 @@ fn outputs_never_replace_a_fifo_or_a_device_nor_truncate_a_hard_link() {
     let fs = f.to_str().unwrap();
     refused(
         home,
-        &["gen-vanilla", "--out", fs, "--force"],
+        &["gen-vanilla", "--miner-id", "1000", "--out", fs, "--force"],
         &["--out", "is a FIFO"],
     );
     let rec = home.join("r.ptrec");
