@@ -173,8 +173,9 @@ async fn stopped(stopping: &mut watch::Receiver<bool>) {
     let _ = stopping.wait_for(|s| *s).await.map(|_| ());
 }
 
-/// Takes a viewer's slot: a read-only viewer only while more than `TOKEN_SLOTS` are free.
-fn admit(watching: &Arc<AtomicUsize>, control: bool) -> Result<Watching, Status> {
+/// Takes a viewer's slot: a read-only viewer only while more than `TOKEN_SLOTS` are free;
+/// else why not (for RESOURCE_EXHAUSTED).
+fn admit(watching: &Arc<AtomicUsize>, control: bool) -> Result<Watching, String> {
     let bound = match control {
         true => MAX_VIEWERS,
         false => MAX_VIEWERS - TOKEN_SLOTS,
@@ -188,7 +189,7 @@ fn admit(watching: &Arc<AtomicUsize>, control: bool) -> Result<Watching, Status>
                  are kept for viewers with the control token)"
             ),
         };
-        return Err(Status::resource_exhausted(why));
+        return Err(why);
     }
     Ok(Watching(watching.clone()))
 }
@@ -339,7 +340,7 @@ impl Telemetry for Viewers {
         };
         let by = format!("attach:{name}");
         let (control, control_note) = access(self.token.as_ref(), &r.token, &by);
-        let watching = admit(&self.watching, control)?;
+        let watching = admit(&self.watching, control).map_err(Status::resource_exhausted)?;
         let resumed =
             r.session_id == self.session_id && r.after_seq > 0 && hub.holds_from(r.after_seq + 1);
         let cursor = if resumed { r.after_seq } else { 0 };
@@ -606,9 +607,7 @@ mod tests {
         }
         assert_eq!(held.len(), MAX_VIEWERS - TOKEN_SLOTS);
         let e = admit(&watching, false).err().unwrap();
-        assert!(e
-            .message()
-            .contains("kept for viewers with the control token"));
+        assert!(e.contains("kept for viewers with the control token"), "{e}");
         for _ in 0..TOKEN_SLOTS {
             held.push(admit(&watching, true).unwrap());
         }
