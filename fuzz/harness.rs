@@ -1,12 +1,22 @@
 //! What each fuzz target does with its bytes, and each target's seed corpus from a fixed seed:
 //! shared by the cargo-fuzz targets (nightly) and by `tests/fuzz_seeds.rs`, which feeds every
 //! seed through the same functions on stable in CI. Every parser of outside input is here: a
-//! recording, a parameters file, a C1 output and its vanilla proofs, and the config file.
+//! recording, a parameters file, a C1 output and its vanilla proofs, the config file, and a
+//! proof request as `verify`/`bench --request` read it (proto3 JSON) and as serve decodes it
+//! (protobuf). Each target's committed corpus (`fuzz/regressions/<target>/`, where there is
+//! one; `fuzz/corpus/` is what the seeds binary and cargo-fuzz write, not kept) is replayed
+//! too.
 //! Each must end in a value or an error, never a panic, a hang or an unbounded allocation.
 #![allow(dead_code)]
 
+use prost::Message;
+use provetop_proto::cuzk::v1::SubmitProofRequest;
 use provetop_telemetry::record::{hostile, Recording};
 use std::io::Cursor;
+
+/// The request file's reader, as the binary has it.
+#[path = "../src/request_file.rs"]
+mod request_file;
 
 /// Any bytes as a recording: opening, indexing, reading every frame, and seeking.
 pub fn recording(data: &[u8]) {
@@ -59,6 +69,31 @@ pub fn config(data: &[u8]) {
     }
 }
 
+/// Any bytes as a request file's proto3 JSON; a request read writes back to the same request.
+pub fn request_json(data: &[u8]) {
+    if let Ok(r) = request_file::from_json(data) {
+        round_trip(&r);
+    }
+}
+
+/// Any bytes as a protobuf `SubmitProofRequest` (what serve's SubmitProof and Prove decode);
+/// a request decoded encodes and writes as JSON back to the same request.
+pub fn request_proto(data: &[u8]) {
+    if let Ok(r) = SubmitProofRequest::decode(data) {
+        assert_eq!(
+            SubmitProofRequest::decode(&r.encode_to_vec()[..]).ok(),
+            Some(r.clone())
+        );
+        round_trip(&r);
+    }
+}
+
+fn round_trip(r: &SubmitProofRequest) {
+    let text = serde_json::to_vec(&request_file::to_json(r)).expect("JSON");
+    let back = request_file::from_json(&text).expect("a request written reads back");
+    assert_eq!(&back, r, "the JSON mapping loses nothing");
+}
+
 /// A target's function.
 pub type Target = fn(&[u8]);
 
@@ -68,6 +103,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("params", params),
     ("c1", c1),
     ("config", config),
+    ("request_json", request_json),
+    ("request_proto", request_proto),
 ];
 
 /// The seed corpus of `target`, the same on every machine.
@@ -80,8 +117,108 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
         "params" => params_seeds(),
         "c1" => C1_SEEDS.iter().map(|s| s.as_bytes().to_vec()).collect(),
         "config" => CONFIG_SEEDS.iter().map(|s| s.as_bytes().to_vec()).collect(),
+        "request_json" => {
+            let mut out: Vec<Vec<u8>> = REQUEST_SEEDS
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect();
+            out.extend(
+                requests()
+                    .iter()
+                    .map(|r| serde_json::to_vec(&request_file::to_json(r)).expect("JSON")),
+            );
+            out
+        }
+        "request_proto" => request_proto_seeds(),
         _ => vec![],
     }
+}
+
+/// Requests of every kind, with fields at their edges.
+fn requests() -> Vec<SubmitProofRequest> {
+    let full = SubmitProofRequest {
+        request_id: "porep-1000-7".into(),
+        proof_kind: 1,
+        sector_size: 2048,
+        registered_proof: 5,
+        priority: 3,
+        vanilla_proof: b"{\"x\":1}".to_vec(),
+        sector_number: 7,
+        miner_id: 1000,
+        vanilla_proofs: vec![vec![1, 2, 3], vec![], vec![0xff; 40]],
+        partition_index: 3,
+        randomness: vec![7; 32],
+        comm_r_old: vec![1; 32],
+        comm_r_new: vec![2; 32],
+        comm_d_new: vec![3; 32],
+    };
+    vec![
+        SubmitProofRequest::default(),
+        full.clone(),
+        SubmitProofRequest {
+            proof_kind: -1,
+            priority: i32::MAX,
+            sector_size: u64::MAX,
+            partition_index: u32::MAX,
+            request_id: "\u{1b}[2J\u{0}é".into(),
+            ..full.clone()
+        },
+        SubmitProofRequest {
+            proof_kind: 4,
+            vanilla_proofs: vec![vec![0; 1000]; 3],
+            ..SubmitProofRequest::default()
+        },
+    ]
+}
+
+/// The requests' encodings, cut at many points and with bits flipped, and length fields that
+/// claim far more than follows.
+fn request_proto_seeds() -> Vec<Vec<u8>> {
+    let mut out = vec![];
+    for r in requests() {
+        let whole = r.encode_to_vec();
+        for cut in (0..whole.len()).step_by(whole.len() / 8 + 1) {
+            out.push(whole[..cut].to_vec());
+        }
+        for i in 0..4 {
+            let mut b = whole.clone();
+            if !b.is_empty() {
+                let at = (i * 7919 + 13) % b.len();
+                b[at] ^= 1 << (i % 8);
+            }
+            out.push(b);
+        }
+        out.push(whole);
+    }
+    // Field 10 (vanilla_proof), length 2^63 as a varint, then nothing.
+    out.push(vec![
+        0x52, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+    ]);
+    // Field 11 (vanilla_proofs) 65,536 times empty.
+    out.push([0x5a, 0x00].repeat(1 << 16));
+    out
+}
+
+/// The committed corpus files of `target` under `root` (`fuzz/regressions/<target>/`: inputs that
+/// once found a fault or reach far into the decoder, kept so they stay fixed), in name order;
+/// none when it has no folder.
+pub fn corpus(root: &std::path::Path, target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = root.join(target);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return vec![];
+    };
+    let mut files: Vec<_> = entries
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).expect("reading a corpus file");
+            (p.display().to_string(), bytes)
+        })
+        .collect()
 }
 
 /// A small real parameters file, cut at many points, with bits flipped and its counts
@@ -153,6 +290,30 @@ const C1_SEEDS: &[&str] = &[
         "seed": [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],
         "replica_id": [1,2,3]}"#,
     r#"{"registered_proof": "StackedDrg2KiBV1_1", "vanilla_proofs": [[1e999]], "comm_r": [-1]}"#,
+];
+
+const REQUEST_SEEDS: &[&str] = &[
+    "",
+    "{}",
+    "[]",
+    "null",
+    "{",
+    r#"{"proofKind": "POREP_SEAL_COMMIT", "sectorSize": "2048", "minerId": 1000}"#,
+    r#"{"proof_kind": 1, "sector_size": 2048, "priority": "HIGH"}"#,
+    r#"{"proofKind": "NOPE"}"#,
+    r#"{"proofKind": 99999999999}"#,
+    r#"{"sectorSize": -1}"#,
+    r#"{"sectorSize": "18446744073709551616"}"#,
+    r#"{"sectorSize": 1e300}"#,
+    r#"{"partitionIndex": 4294967296}"#,
+    r#"{"vanillaProof": "***"}"#,
+    r#"{"vanillaProof": "e30="}"#,
+    r#"{"vanillaProofs": ["AAEC", "", 3]}"#,
+    r#"{"vanillaProofs": "AAEC"}"#,
+    r#"{"requestId": 7}"#,
+    r#"{"requestId": "a", "request_id": "b"}"#,
+    r#"{"extra": 1}"#,
+    r#"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"#,
 ];
 
 const CONFIG_SEEDS: &[&str] = &[

@@ -41,9 +41,12 @@ elif cargo +nightly fuzz --version >/dev/null 2>&1; then
     # the same versions of the crates they share.
     [[ -f fuzz/Cargo.lock ]] || cp Cargo.lock fuzz/Cargo.lock
     cargo run -q --manifest-path fuzz/Cargo.toml --bin seeds -- fuzz/corpus
-    for t in decode params c1 config; do
+    for t in decode params c1 config request_json request_proto; do
         echo "== fuzz $t for ${FUZZ_SECONDS:-120} s" >&2
-        cargo +nightly fuzz run "$t" "fuzz/corpus/$t" -- -max_total_time="${FUZZ_SECONDS:-120}" \
+        # New finds go to fuzz/corpus/$t; fuzz/regressions/$t (committed, where there is one) is
+        # read too.
+        regress=(); [[ -d "fuzz/regressions/$t" ]] && regress=("fuzz/regressions/$t")
+        cargo +nightly fuzz run "$t" "fuzz/corpus/$t" "${regress[@]}" -- -max_total_time="${FUZZ_SECONDS:-120}" \
             -rss_limit_mb=1024 >"$OUT/fuzz-$t.log" 2>&1 || { tail -30 "$OUT/fuzz-$t.log" >&2; exit 1; }
         # libFuzzer's last line: executions, coverage and corpus entries.
         grep -E '^#[0-9]+[[:space:]]+DONE' "$OUT/fuzz-$t.log" | tail -1 >&2 || true

@@ -7,10 +7,52 @@ use provetop_engine::circuit::Workload;
 use provetop_engine::config::{Budget, EngineConfig, Placement};
 use provetop_engine::pipeline::MAX_PARTITIONS;
 
+/// Jobs a run proves at most (`--proofs`): a week of the smallest proofs.
+pub const MAX_PROOFS: u64 = 1_000_000;
+/// Jobs kept in flight at most (`--concurrency`).
+pub const MAX_CONCURRENCY: u64 = 4096;
+/// `--drain-timeout` at most, as the config file's `drain_timeout`: a day.
+pub const MAX_DRAIN_S: u64 = 86_400;
+/// `check --max-log2` at most: the largest NTT and MSM the checks allocate.
+pub const MAX_CHECK_LOG2: u32 = 28;
+
+/// Every count and duration of the command line, before anything is allocated or started:
+/// each failure names its flag (exit 2).
+pub fn command(cli: &crate::cli::Cli) -> Result<()> {
+    use crate::cli::Command;
+    let engine = match &cli.command {
+        None => Some(&cli.engine),
+        Some(Command::Bench(a)) => Some(&a.engine),
+        Some(Command::Tune(a)) => Some(&a.engine),
+        Some(Command::Serve(a)) => {
+            if let Some(s) = a.drain_timeout.filter(|s| *s > MAX_DRAIN_S) {
+                bail!("--drain-timeout {s}: at most {MAX_DRAIN_S} seconds (a day)");
+            }
+            Some(&a.engine)
+        }
+        Some(Command::Check { max_log2 }) if *max_log2 > MAX_CHECK_LOG2 => {
+            bail!("--max-log2 {max_log2}: at most {MAX_CHECK_LOG2}")
+        }
+        Some(_) => None,
+    };
+    if let Some(e) = engine {
+        counts(e.proofs, e.partitions)?;
+        if let crate::cli::Concurrency::Jobs(c) = e.concurrency {
+            if c > MAX_CONCURRENCY {
+                bail!("--concurrency {c}: at most {MAX_CONCURRENCY} jobs in flight");
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `--proofs` and `--partitions`.
 pub fn counts(proofs: u64, partitions: u32) -> Result<()> {
     if proofs == 0 {
         bail!("--proofs 0: a run proves at least one job");
+    }
+    if proofs > MAX_PROOFS {
+        bail!("--proofs {proofs}: a run proves at most {MAX_PROOFS} jobs");
     }
     if !(1..=MAX_PARTITIONS).contains(&partitions) {
         bail!("--partitions {partitions}: a job has 1 to {MAX_PARTITIONS} partitions");
@@ -79,6 +121,8 @@ mod tests {
             (1, 0, "--partitions"),
             (1, MAX_PARTITIONS + 1, "--partitions"),
             (1, u32::MAX, "--partitions"),
+            (MAX_PROOFS + 1, 1, "--proofs"),
+            (u64::MAX, 1, "--proofs"),
         ] {
             let e = counts(proofs, partitions).unwrap_err().to_string();
             assert!(e.starts_with(flag), "{e}");

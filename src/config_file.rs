@@ -110,8 +110,9 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
             serve: ServeSettings::default(),
         });
     };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("reading config file {}", path.display()))?;
+    let text =
+        provetop_telemetry::input::read_regular_text(&path, provetop_telemetry::input::SMALL_FILE)
+            .with_context(|| format!("reading config file {}", path.display()))?;
     let mut doc: toml::Table = toml::from_str(&text)
         .with_context(|| format!("config file {} is not valid TOML", path.display()))?;
     let mut table = |name: &str| -> Result<toml::Table> {

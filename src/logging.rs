@@ -1,5 +1,5 @@
-//! Logs: a rotating file under `$XDG_STATE_HOME/provetop/` for everything at info and above,
-//! and warnings on stderr for headless runs, or in the dashboard's log pane when it owns the
+//! Logs: a rotating file under `$XDG_STATE_HOME/provetop/` for everything at info and above
+//! (a file a day, the last 7 kept, each capped at `MAX_FILE_BYTES`), and warnings on stderr for headless runs, or in the dashboard's log pane when it owns the
 //! terminal. `PROVETOP_LOG` overrides the filter.
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -8,6 +8,53 @@ use std::sync::OnceLock;
 use std::time::Instant;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::{fmt, layer::SubscriberExt, util::SubscriberInitExt, EnvFilter, Layer};
+
+/// Bytes a day's log file takes at most: past it, lines are dropped until the next day's file
+/// (one line says so), so a flood of lines cannot fill the disk.
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// A writer that stops at `cap` bytes a day (UTC days, as the daily files turn).
+struct Capped<W> {
+    inner: W,
+    cap: u64,
+    day: u64,
+    written: u64,
+    today: fn() -> u64,
+}
+
+fn utc_day() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400)
+}
+
+impl<W: std::io::Write> std::io::Write for Capped<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let day = (self.today)();
+        if day != self.day {
+            (self.day, self.written) = (day, 0);
+        }
+        let len = buf.len() as u64;
+        if self.written + len <= self.cap {
+            self.written += len;
+            self.inner.write_all(buf)?;
+        } else if self.written <= self.cap {
+            // Past the cap: said once, then nothing more today.
+            self.written = self.cap + 1;
+            let note = format!(
+                "provetop: this log file reached {} bytes; lines are dropped until the next \
+                 day's file\n",
+                self.cap
+            );
+            self.inner.write_all(note.as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
 
 /// A warning or error for the dashboard's log pane.
 pub struct PaneLine {
@@ -84,7 +131,14 @@ pub fn init(stderr: bool) -> Option<tracing_appender::non_blocking::WorkerGuard>
     });
     let (file_layer, guard) = match file {
         Some(appender) => {
-            let (writer, guard) = tracing_appender::non_blocking(appender);
+            let capped = Capped {
+                inner: appender,
+                cap: MAX_FILE_BYTES,
+                day: utc_day(),
+                written: 0,
+                today: utc_day,
+            };
+            let (writer, guard) = tracing_appender::non_blocking(capped);
             (
                 Some(
                     fmt::layer()
@@ -114,4 +168,33 @@ pub fn init(stderr: bool) -> Option<tracing_appender::non_blocking::WorkerGuard>
         .with(pane_layer)
         .try_init();
     guard
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_day_s_file_stops_at_its_cap_and_says_so_once() {
+        let mut w = Capped {
+            inner: vec![],
+            cap: 1000,
+            day: utc_day(),
+            written: 0,
+            today: utc_day,
+        };
+        let line = [b'x'; 99];
+        for _ in 0..10_000 {
+            assert_eq!(w.write(&line).unwrap(), 99);
+        }
+        let text = String::from_utf8(w.inner.clone()).unwrap();
+        assert!(text.len() < 1000 + 200, "{} bytes", text.len());
+        assert_eq!(text.matches("lines are dropped").count(), 1);
+        // The next day's file starts again.
+        w.today = || utc_day() + 1;
+        w.inner.clear();
+        w.write_all(&line).unwrap();
+        assert_eq!(w.inner.len(), 99);
+    }
 }

@@ -11,6 +11,7 @@ mod bench_remote;
 mod bounds;
 mod check;
 mod cli;
+mod closed_pipe;
 mod config_file;
 mod dashboard;
 mod devices;
@@ -38,6 +39,11 @@ use cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = bounds::command(&cli) {
+        eprintln!("provetop: error: {e:#}");
+        return ExitCode::from(2);
+    }
+    closed_pipe::end_quietly(&cli);
     let tty = std::io::stdout().is_terminal();
     let interactive = match &cli.command {
         None => !cli.headless && tty,

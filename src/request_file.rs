@@ -66,13 +66,8 @@ pub fn to_json(r: &SubmitProofRequest) -> Value {
 
 /// Reads a request file.
 pub fn read(path: &Path) -> Result<SubmitProofRequest> {
-    let len = std::fs::metadata(path)
-        .with_context(|| format!("--request {}", path.display()))?
-        .len();
-    if len > MAX_FILE {
-        bail!("--request {}: {len} bytes is too large", path.display());
-    }
-    let text = std::fs::read(path).with_context(|| format!("--request {}", path.display()))?;
+    let text = provetop_telemetry::input::read_regular(path, MAX_FILE)
+        .with_context(|| format!("--request {}", path.display()))?;
     from_json(&text).with_context(|| format!("--request {}", path.display()))
 }
 

@@ -15,6 +15,7 @@ use provetop_telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
 use provetop_telemetry::report::ReportBuilder;
 use provetop_telemetry::{Bus, Clock, Event, MachineInfo, Nanos, SessionInfo};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -209,16 +210,7 @@ pub fn start_mixed(args: &EngineArgs, mix: Option<&Mix>) -> Result<Session> {
     }
     if let Some(path) = &args.record {
         // Checked now, opened once the engine is up: a refused run leaves the old file alone.
-        let inputs = [
-            ("the config file", args.config.as_deref()),
-            ("the parameters file", params.as_deref()),
-            ("the C1 output", args.c1.as_deref()),
-            ("the request file", args.request.as_deref()),
-        ];
-        let inputs: Vec<_> = inputs
-            .iter()
-            .filter_map(|(w, p)| p.map(|p| (*w, p)))
-            .collect();
+        let inputs = inputs(args, params.as_deref());
         let checked = provetop_telemetry::output::check("--record", path, &inputs, args.force);
         usage(checked.map_err(Into::into))?;
     }
@@ -283,6 +275,20 @@ pub fn start_mixed(args: &EngineArgs, mix: Option<&Mix>) -> Result<Session> {
         _metrics: metrics,
         recorder,
     })
+}
+
+/// The files a run reads, which no output may overwrite: `(what, path)`.
+pub fn inputs<'a>(args: &'a EngineArgs, params: Option<&'a Path>) -> Vec<(&'static str, &'a Path)> {
+    let inputs = [
+        ("the config file", args.config.as_deref()),
+        ("the parameters file", params),
+        ("the C1 output", args.c1.as_deref()),
+        ("the request file", args.request.as_deref()),
+    ];
+    inputs
+        .into_iter()
+        .filter_map(|(w, p)| p.map(|p| (w, p)))
+        .collect()
 }
 
 /// The kinds of job a run submits: the workload of the flags, a request file's proof, or each

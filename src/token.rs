@@ -49,7 +49,8 @@ pub fn read(path: &Path, what: &str) -> Result<Vec<u8>> {
             meta.len()
         );
     }
-    let mut bytes = std::fs::read(path).with_context(|| format!("{what} {shown}"))?;
+    let mut bytes = provetop_telemetry::input::read_regular(path, MAX_BYTES)
+        .with_context(|| format!("{what} {shown}"))?;
     while bytes.last().is_some_and(u8::is_ascii_whitespace) {
         bytes.pop();
     }

@@ -17,7 +17,8 @@ use crate::run::usage;
 pub fn main(args: &VerifyArgs) -> Result<i32> {
     let request = usage(crate::request_file::read(&args.request))?;
     let proof = usage(
-        std::fs::read(&args.proof).with_context(|| format!("--proof {}", args.proof.display())),
+        provetop_telemetry::input::read_regular(&args.proof, provetop_telemetry::input::SMALL_FILE)
+            .with_context(|| format!("--proof {}", args.proof.display())),
     )?;
     let checker = Checker::new(&request, args.params_cache.clone())?;
     let verifier = checker.proof.kind().verifier();

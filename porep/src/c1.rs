@@ -47,16 +47,8 @@ impl C1 {
         size: Option<SectorSize>,
         version: Option<ProofVersion>,
     ) -> Result<C1> {
-        let len = std::fs::metadata(path)
-            .with_context(|| format!("--c1 {}", path.display()))?
-            .len();
-        if len > MAX_BYTES {
-            bail!(
-                "--c1 {}: {len} bytes is too large for a C1 output",
-                path.display()
-            );
-        }
-        let text = std::fs::read(path).with_context(|| format!("--c1 {}", path.display()))?;
+        let text = provetop_telemetry::input::read_regular(path, MAX_BYTES)
+            .with_context(|| format!("--c1 {}", path.display()))?;
         C1::parse(&text, size, version).with_context(|| format!("--c1 {}", path.display()))
     }
 

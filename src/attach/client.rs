@@ -87,7 +87,9 @@ pub fn target(addr: &str, ca: Option<&Path>) -> Result<Target> {
         .keep_alive_timeout(Duration::from_secs(20))
         .keep_alive_while_idle(true);
     if let Some(ca) = ca {
-        let pem = std::fs::read(ca).with_context(|| format!("--tls-ca {}", ca.display()))?;
+        let pem =
+            provetop_telemetry::input::read_regular(ca, provetop_telemetry::input::SMALL_FILE)
+                .with_context(|| format!("--tls-ca {}", ca.display()))?;
         if !pem.windows(11).any(|w| w == b"-----BEGIN ") {
             bail!("--tls-ca {}: not a PEM file", ca.display());
         }

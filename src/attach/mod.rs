@@ -137,14 +137,25 @@ pub fn main(args: &AttachArgs, interactive: bool, theme: Option<&str>) -> Result
     Ok(0)
 }
 
+/// The history `--summary` keeps as received (compressed frames); decoding it gets the rest of
+/// a replay's memory bound, so the whole stays within it however much a server sends.
+const SUMMARY_RECEIVED: u64 = 64 << 20;
+
 /// `--summary`: the history, up to where it turns live, into a recording in memory, then the
 /// summary `replay --summary` prints of a file.
 fn summary(mut client: Client, first: view::Hello, args: &AttachArgs) -> Result<i32> {
     let mut relay = Relay::new(Vec::new(), &first.header)?;
+    let (mut kept, mut past) = (0u64, 0u64);
     loop {
         match client.recv_timeout(FIRST_WAIT) {
+            Some(Incoming::Frame(b)) if kept + b.len() as u64 > SUMMARY_RECEIVED => {
+                past += b.len() as u64;
+            }
             Some(Incoming::Frame(b)) => match decode_frame(&b) {
-                Ok(rs) => relay.push(&b, &rs)?,
+                Ok(rs) => {
+                    kept += b.len() as u64;
+                    relay.push(&b, &rs)?
+                }
                 Err(e) => eprintln!("provetop: {}: a damaged frame: {e}", args.addr),
             },
             Some(Incoming::CaughtUp) => break,
@@ -167,6 +178,14 @@ fn summary(mut client: Client, first: view::Hello, args: &AttachArgs) -> Result<
             }
         }
     }
+    if past > 0 {
+        eprintln!(
+            "provetop: {}: the history past its first {} MiB ({past} bytes more) is left out \
+             of the summary: the bound on its memory",
+            args.addr,
+            SUMMARY_RECEIVED >> 20
+        );
+    }
     let bytes = relay.finish()?;
     // With --record, the history received is kept too.
     if let Some(path) = &args.record {
@@ -176,8 +195,9 @@ fn summary(mut client: Client, first: view::Hello, args: &AttachArgs) -> Result<
         f.write_all(&bytes)?;
         f.sync_data()?;
     }
-    let rec = Recording::from_reader(std::io::Cursor::new(bytes))
+    let mut rec = Recording::from_reader(std::io::Cursor::new(bytes))
         .map_err(|e| anyhow!("{}: the history received: {e}", args.addr))?;
+    rec.set_max_memory(provetop_telemetry::record::DEFAULT_MAX_MEMORY - SUMMARY_RECEIVED);
     crate::replay::summary(rec, &args.addr, args.json)
 }
 

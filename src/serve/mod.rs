@@ -6,9 +6,11 @@
 //! listener. SIGTERM or SIGINT stops taking requests and waits up to `--drain-timeout` for open
 //! ones.
 
+mod accept;
 mod jobs;
 mod listen;
 mod params;
+mod record;
 mod request;
 mod service;
 pub mod viewers;
@@ -69,8 +71,11 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         args.tls_key.as_deref().or(file.tls_key.as_deref()),
     ))?;
     let history = args.history.or(file.history).unwrap_or(DEFAULT_HISTORY);
+    // Bound before the engine starts: a listen failure exits 2 at once.
+    let bound = run::usage(listen::bind(&listen))?;
     let mut engine_args = args.engine.clone();
     engine_args.record = engine_args.record.or(file.record);
+    run::usage(record::rotate(&engine_args))?;
     let session = run::start(&engine_args)?;
     let engine = session.engine.clone();
     let hub = match engine.bus().is_enabled() {
@@ -148,7 +153,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         .context("starting the RPC runtime")?;
     let drain = Duration::from_secs(drain_s);
     let served = runtime.block_on(serve(
-        Listener { listen, tls },
+        Listener { listen, bound, tls },
         (service, viewers),
         jobs.clone(),
         drain,
@@ -183,6 +188,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
 /// Where and how the server listens.
 struct Listener {
     listen: listen::Listen,
+    bound: listen::Bound,
     tls: Option<tonic::transport::ServerTlsConfig>,
 }
 
@@ -206,8 +212,12 @@ async fn serve(
     let shutdown = async {
         let _ = done_rx.await;
     };
-    let Listener { listen, tls } = listener;
-    let mut builder = tonic::transport::Server::builder();
+    let Listener { listen, bound, tls } = listener;
+    // Pings keep a live client sending (acks) while it waits for a proof: the accept loop
+    // closes connections that send nothing for its idle time.
+    let mut builder = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(Duration::from_secs(30)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(20)));
     let transport = match tls {
         Some(t) => {
             builder = builder
@@ -224,26 +234,23 @@ async fn serve(
         tracing::warn!("serve: {w}");
         eprintln!("serve: warning: {w}");
     }
-    let server = match &listen {
-        listen::Listen::Tcp(addr) => {
-            let l = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("--listen {addr}: cannot listen"))
-                .map_err(run::UsageError)?;
+    let limits = accept::Limits::for_process();
+    tracing::info!("serve: at most {} connections at once", limits.connections);
+    let server = match bound.into_tokio()? {
+        listen::Tokio::Tcp(l) => {
             let local = l.local_addr()?;
             eprintln!("serve: listening on {local} (gRPC, {transport})");
             tracing::info!("serve: listening on {local}");
-            let incoming = tokio_stream::wrappers::TcpListenerStream::new(l);
+            let incoming = accept::incoming(l, limits);
             tokio::spawn(router.serve_with_incoming_shutdown(incoming, shutdown))
         }
-        listen::Listen::Unix(path) => {
-            let l = listen::bind_unix(path).map_err(run::UsageError)?;
+        listen::Tokio::Unix(l, path) => {
             eprintln!(
                 "serve: listening on unix://{} (gRPC, {transport})",
                 path.display()
             );
             tracing::info!("serve: listening on unix://{}", path.display());
-            let incoming = tokio_stream::wrappers::UnixListenerStream::new(l);
+            let incoming = accept::incoming(l, limits);
             tokio::spawn(router.serve_with_incoming_shutdown(incoming, shutdown))
         }
     };

@@ -7,9 +7,9 @@
 //! that fans events out and the session `Clock`, `session` (what a session is about), `config`
 //! and `control` (the engine's knobs and what a front end asks of it), `gaps` (why a device was
 //! idle), `record` (recordings: writer, reader, player), `report` (the run report of
-//! `bench --json` and `replay --summary`), `export` (Prometheus, Perfetto), `output` (where
-//! commands write), `text` (strings from files made safe for a terminal) and `fixture` (a
-//! made-up session for tests and benchmarks).
+//! `bench --json` and `replay --summary`), `export` (Prometheus, Perfetto), `input` (what
+//! commands read), `output` (where commands write), `text` (strings from files made safe for
+//! a terminal) and `fixture` (a made-up session for tests and benchmarks).
 //!
 //! Where this crate sits among the others, and the data flow: docs/architecture.md.
 
@@ -24,6 +24,7 @@ mod event;
 pub mod export;
 pub mod fixture;
 pub mod gaps;
+pub mod input;
 pub mod metrics;
 pub mod output;
 pub mod record;

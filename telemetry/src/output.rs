@@ -47,6 +47,17 @@ pub enum OutputError {
         /// The output as given.
         out: PathBuf,
     },
+    /// The output exists and is not a regular file (a FIFO, a device, a socket): writing
+    /// would feed or replace it.
+    #[error("{flag} {}: is {what}; an output goes only to a regular or a new file", out.display())]
+    NotRegular {
+        /// The command-line flag that named the output.
+        flag: String,
+        /// The output as given.
+        out: PathBuf,
+        /// What it is, e.g. `a FIFO`.
+        what: &'static str,
+    },
     /// The output's folder does not exist.
     #[error("{flag} {}: no folder {} to write into", out.display(), dir.display())]
     NoFolder {
@@ -114,6 +125,10 @@ pub fn check(
         if m.is_dir() {
             return Err(OutputError::Folder { flag, out });
         }
+        if !m.is_file() {
+            let what = crate::input::kind_of(m.file_type());
+            return Err(OutputError::NotRegular { flag, out, what });
+        }
         if !overwrite {
             return Err(OutputError::Exists { flag, out });
         }
@@ -133,24 +148,70 @@ pub fn check(
     Ok(())
 }
 
-/// Opens a recording's file, written in place: a new file, or with `overwrite` an existing
-/// one truncated; never through a symbolic link at the last component.
+/// Opens a recording's file, written in place: a new file, or with `overwrite` a new file in
+/// place of an existing regular one; never through a symbolic link at the last component,
+/// never onto a FIFO or a device.
 pub fn create_in_place(path: &Path, overwrite: bool) -> io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.write(true);
     if overwrite {
-        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "is a symbolic link; give the file it points to",
-            ));
+        if let Ok(m) = std::fs::symlink_metadata(path) {
+            let refuse = |why: String| Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+            if m.file_type().is_symlink() {
+                return refuse("is a symbolic link; give the file it points to".into());
+            }
+            if !m.is_file() {
+                let what = crate::input::kind_of(m.file_type());
+                return refuse(format!("is {what}; only a regular file is replaced"));
+            }
+            // Unlinked, not truncated: another hard link to the old file keeps its bytes.
+            std::fs::remove_file(path)?;
         }
-        o.create(true).truncate(true);
-    } else {
-        // O_EXCL: fails on anything already there, a symbolic link included.
-        o.create_new(true);
     }
-    o.open(path)
+    // O_EXCL: fails on anything already there, a symbolic link included.
+    OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// The name of the `n`-th earlier file of `path`: `serve.ptrec` → `serve.N.ptrec` (`serve.N`
+/// without an extension).
+pub fn numbered(path: &Path, n: u32) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    match path.extension() {
+        Some(ext) => path.with_file_name(format!("{stem}.{n}.{}", ext.to_string_lossy())),
+        None => path.with_file_name(format!("{stem}.{n}")),
+    }
+}
+
+/// Moves an existing regular file `path` aside for a new run, as log rotation does: `path`
+/// becomes `numbered(path, 1)`, the 1st the 2nd, …, and the `keep`-th is removed. Returns where
+/// the file moved, `None` when there was none. A FIFO, a device, a folder or a symbolic link at
+/// `path` is refused and nothing moves.
+pub fn rotate(path: &Path, keep: u32) -> io::Result<Option<PathBuf>> {
+    let m = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !m.is_file() {
+        let what = match m.file_type().is_symlink() {
+            true => "a symbolic link",
+            false => crate::input::kind_of(m.file_type()),
+        };
+        let why = format!("is {what}; only a regular file is moved aside");
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    }
+    let keep = keep.max(1);
+    match std::fs::remove_file(numbered(path, keep)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    for n in (1..keep).rev() {
+        match std::fs::rename(numbered(path, n), numbered(path, n + 1)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    let first = numbered(path, 1);
+    std::fs::rename(path, &first)?;
+    Ok(Some(first))
 }
 
 /// Writes a whole file through `write`: into a temporary file beside `path`, renamed over it
@@ -172,6 +233,14 @@ pub fn write_whole<T, E: From<io::Error>>(
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let tmp = path.with_file_name(tmp_name);
+    // A FIFO or a device at `path` is never replaced by the rename.
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.is_file() && !m.file_type().is_symlink() {
+            let what = crate::input::kind_of(m.file_type());
+            let why = format!("is {what}; an output goes only to a regular or a new file");
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, why).into());
+        }
+    }
     let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let result = write(&mut w).and_then(|v| {
@@ -243,5 +312,54 @@ mod tests {
         assert!(matches!(e, OutputError::NoFolder { .. }), "{e}");
         assert!(create_in_place(&input, false).is_err());
         assert_eq!(std::fs::read_to_string(&input).unwrap(), "x");
+    }
+
+    #[test]
+    fn fifos_and_devices_are_never_outputs_and_a_hard_link_keeps_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for special in [fifo.as_path(), Path::new("/dev/null")] {
+            let e = check("--perfetto", special, &[], true).unwrap_err();
+            assert!(matches!(e, OutputError::NotRegular { .. }), "{e}");
+            assert!(create_in_place(special, true).is_err());
+            assert!(write_bytes(special, b"x").is_err());
+        }
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        // --force onto one name of a hard-linked file: the other name keeps the old bytes.
+        let (a, b) = (dir.path().join("a.ptrec"), dir.path().join("b.ptrec"));
+        std::fs::write(&a, "shared").unwrap();
+        std::fs::hard_link(&a, &b).unwrap();
+        let mut f = create_in_place(&a, true).unwrap();
+        f.write_all(b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "shared");
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "new");
+    }
+
+    #[test]
+    fn rotation_keeps_the_last_runs_and_moves_only_regular_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("serve.ptrec");
+        assert_eq!(numbered(&p, 2), dir.path().join("serve.2.ptrec"));
+        assert_eq!(rotate(&p, 3).unwrap(), None);
+        for run in 0..5 {
+            std::fs::write(&p, format!("run {run}")).unwrap();
+            assert_eq!(rotate(&p, 3).unwrap(), Some(numbered(&p, 1)));
+            assert!(!p.exists());
+        }
+        let read = |n| std::fs::read_to_string(numbered(&p, n)).unwrap();
+        assert_eq!(
+            (read(1), read(2), read(3)),
+            ("run 4".into(), "run 3".into(), "run 2".into())
+        );
+        assert!(!numbered(&p, 4).exists());
+        std::fs::create_dir(&p).unwrap();
+        assert!(rotate(&p, 3).unwrap_err().to_string().contains("a folder"));
+        assert_eq!(read(1), "run 4");
     }
 }

@@ -11,7 +11,10 @@ pub fn edit(
     path: &Path,
     f: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), String>,
 ) -> Result<(), String> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match provetop_telemetry::input::read_regular_text(
+        path,
+        provetop_telemetry::input::SMALL_FILE,
+    ) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(format!("reading {}: {e}", path.display())),

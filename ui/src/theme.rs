@@ -320,7 +320,8 @@ pub fn load(spec: &str, user_dir: Option<&Path>) -> Result<Theme, String> {
     }
     let path = locate(spec, user_dir)?;
     let text =
-        std::fs::read_to_string(&path).map_err(|e| format!("theme {}: {e}", path.display()))?;
+        provetop_telemetry::input::read_regular_text(&path, provetop_telemetry::input::SMALL_FILE)
+            .map_err(|e| format!("theme {}: {e}", path.display()))?;
     let mut t = Theme::parse(&text, None).map_err(|e| format!("theme {}: {e}", path.display()))?;
     if t.name.is_empty() || t.name == DEFAULT {
         t.name = spec.to_string();

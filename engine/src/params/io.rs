@@ -58,7 +58,7 @@ pub fn save_params(p: &Parameters, path: &Path) -> Result<()> {
 /// Reads a bellperson parameter file: points checked to be on their curves (subgroups are left to
 /// the verifier), no count trusted past what the file holds.
 pub fn load_params(path: &Path) -> Result<Parameters> {
-    let file = std::fs::File::open(path)
+    let file = provetop_telemetry::input::open_regular(path)
         .with_context(|| format!("opening params file {}", path.display()))?;
     let len = file.metadata()?.len();
     read_params(BufReader::with_capacity(1 << 20, file), Some(len))
@@ -70,7 +70,7 @@ pub fn load_params(path: &Path) -> Result<Parameters> {
 /// circuit in milliseconds, before loading tens of gigabytes.
 pub fn peek_counts(path: &Path) -> Result<(usize, usize, usize)> {
     use std::io::{Seek, SeekFrom};
-    let file = std::fs::File::open(path)
+    let file = provetop_telemetry::input::open_regular(path)
         .with_context(|| format!("opening params file {}", path.display()))?;
     let len = file.metadata()?.len();
     let mut r = Reader {

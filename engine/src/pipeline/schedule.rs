@@ -10,6 +10,9 @@ use super::Shared;
 use crate::config::{ConfigError, EngineConfig};
 use crate::telemetry::{ConfigChange, Event};
 
+/// The latest time a change may be scheduled at: a week, as a run's other times.
+pub const MAX_AT_SECONDS: f64 = 7.0 * 86_400.0;
+
 /// When a scheduled change comes due.
 #[derive(Clone, Debug, PartialEq)]
 pub enum When {
@@ -38,7 +41,13 @@ impl std::str::FromStr for Scheduled {
         })?;
         let when = if let Some(secs) = when.strip_suffix('s') {
             match secs.parse::<f64>() {
-                Ok(v) if v.is_finite() && v >= 0.0 => When::Seconds(v),
+                Ok(v) if v.is_finite() && (0.0..=MAX_AT_SECONDS).contains(&v) => When::Seconds(v),
+                Ok(v) if v.is_finite() && v > MAX_AT_SECONDS => {
+                    return Err(format!(
+                        "`{when}`: a change is scheduled at most {MAX_AT_SECONDS} s (a week) \
+                         from the start"
+                    ))
+                }
                 _ => return Err(format!("`{when}`: a time is seconds such as 5s or 2.5s")),
             }
         } else if let Some(n) = when.strip_prefix('p') {

@@ -5,6 +5,7 @@
 //! `Control` checks the token and hands the change to the engine as made by `attach:<name>`.
 
 pub mod hub;
+mod refusals;
 
 use provetop_engine::pipeline::{EngineHandle, JobSpec};
 use provetop_proto::provetop::v1::control_request::Action;
@@ -31,6 +32,11 @@ const IN_FLIGHT: usize = 4;
 const BATCH: usize = 16;
 /// Viewers at once; more are refused.
 const MAX_VIEWERS: usize = 64;
+/// Of those, the slots only a viewer holding the control token takes: the operator is never
+/// locked out by read-only viewers.
+const TOKEN_SLOTS: usize = 4;
+/// A viewer that takes no message for this long (its connection full) is let go.
+const VIEWER_IDLE: Duration = Duration::from_secs(60);
 /// Changes in one Reconfigure, and bytes of a key, value or mark.
 const MAX_CHANGES: usize = 64;
 const MAX_TEXT: usize = 256;
@@ -167,12 +173,48 @@ async fn stopped(stopping: &mut watch::Receiver<bool>) {
     let _ = stopping.wait_for(|s| *s).await.map(|_| ());
 }
 
-/// Sends `m`, unless the viewer left or the server stops first; false then.
-async fn send(tx: &Tx, m: WatchMessage, stopping: &mut watch::Receiver<bool>) -> bool {
+/// Takes a viewer's slot: a read-only viewer only while more than `TOKEN_SLOTS` are free;
+/// else why not (for RESOURCE_EXHAUSTED).
+fn admit(watching: &Arc<AtomicUsize>, control: bool) -> Result<Watching, String> {
+    let bound = match control {
+        true => MAX_VIEWERS,
+        false => MAX_VIEWERS - TOKEN_SLOTS,
+    };
+    if watching.fetch_add(1, Ordering::SeqCst) >= bound {
+        watching.fetch_sub(1, Ordering::SeqCst);
+        let why = match control {
+            true => format!("{MAX_VIEWERS} viewers are watching already"),
+            false => format!(
+                "{bound} read-only viewers are watching already (the last {TOKEN_SLOTS} places \
+                 are kept for viewers with the control token)"
+            ),
+        };
+        return Err(why);
+    }
+    Ok(Watching(watching.clone()))
+}
+
+/// Sends `m`, unless the viewer left, took nothing for `idle`, or the server stops first;
+/// false then.
+async fn send(
+    tx: &Tx,
+    m: WatchMessage,
+    stopping: &mut watch::Receiver<bool>,
+    idle: Duration,
+) -> bool {
     tokio::select! {
         r = tx.send(Ok(m)) => r.is_ok(),
         _ = stopped(stopping) => false,
+        _ = tokio::time::sleep(idle) => false,
     }
+}
+
+/// How far a viewer may fall behind before it skips frames, and how long it may take no
+/// message at all before it is let go.
+#[derive(Clone, Copy)]
+struct Pace {
+    max_lag: Duration,
+    idle: Duration,
 }
 
 /// One viewer's stream: the hello, the frames after `cursor` the history holds (caught up once
@@ -184,11 +226,11 @@ async fn stream(
     mut cursor: u64,
     mut stopping: watch::Receiver<bool>,
     _watching: Watching,
-    max_lag: Duration,
+    pace: Pace,
 ) {
     let mut head = hub.head();
     let backlog_end = hub.newest();
-    if !send(&tx, message(Body::Hello(hello)), &mut stopping).await {
+    if !send(&tx, message(Body::Hello(hello)), &mut stopping, pace.idle).await {
         return;
     }
     // What the viewer had: the counts through its last frame, and that frame's end.
@@ -210,21 +252,29 @@ async fn stream(
     loop {
         if !caught_up && cursor >= backlog_end {
             caught_up = true;
-            if !send(&tx, message(Body::CaughtUp(CaughtUp {})), &mut stopping).await {
+            if !send(
+                &tx,
+                message(Body::CaughtUp(CaughtUp {})),
+                &mut stopping,
+                pace.idle,
+            )
+            .await
+            {
                 return;
             }
         }
         let frames = hub.after(cursor, BATCH);
         let Some(first) = frames.first() else {
             if let Some(h) = skipped.take() {
-                if !send(&tx, hole_frame(h), &mut stopping).await {
+                if !send(&tx, hole_frame(h), &mut stopping, pace.idle).await {
                     return;
                 }
             }
             tokio::select! {
                 r = head.changed() => if r.is_err() { return },
                 _ = stopped(&mut stopping) => {
-                    let _ = tx.send(Err(Status::unavailable("the server is stopping"))).await;
+                    // Not awaited: a viewer that reads nothing must not hold up the stop.
+                    let _ = tx.try_send(Err(Status::unavailable("the server is stopping")));
                     return;
                 }
                 _ = tx.closed() => return,
@@ -238,12 +288,12 @@ async fn stream(
         for f in &frames {
             (cursor, through, t_last) = (f.seq, f.through, f.kinds.to);
             // Far behind the newest frames (not the history sent on connecting): skipped.
-            if f.seq > backlog_end && f.made.elapsed() > max_lag {
+            if f.seq > backlog_end && f.made.elapsed() > pace.max_lag {
                 add(&mut skipped, f.kinds);
                 continue;
             }
             if let Some(h) = skipped.take() {
-                if !send(&tx, hole_frame(h), &mut stopping).await {
+                if !send(&tx, hole_frame(h), &mut stopping, pace.idle).await {
                     return;
                 }
             }
@@ -251,7 +301,7 @@ async fn stream(
                 data: f.data.clone(),
                 seq: f.seq,
             }));
-            if !send(&tx, m, &mut stopping).await {
+            if !send(&tx, m, &mut stopping, pace.idle).await {
                 return;
             }
         }
@@ -290,13 +340,7 @@ impl Telemetry for Viewers {
         };
         let by = format!("attach:{name}");
         let (control, control_note) = access(self.token.as_ref(), &r.token, &by);
-        if self.watching.fetch_add(1, Ordering::SeqCst) >= MAX_VIEWERS {
-            self.watching.fetch_sub(1, Ordering::SeqCst);
-            return Err(Status::resource_exhausted(format!(
-                "{MAX_VIEWERS} viewers are watching already"
-            )));
-        }
-        let watching = Watching(self.watching.clone());
+        let watching = admit(&self.watching, control).map_err(Status::resource_exhausted)?;
         let resumed =
             r.session_id == self.session_id && r.after_seq > 0 && hub.holds_from(r.after_seq + 1);
         let cursor = if resumed { r.after_seq } else { 0 };
@@ -306,7 +350,7 @@ impl Telemetry for Viewers {
             if resumed { ", resumed" } else { "" }
         );
         if !control && !r.token.is_empty() {
-            tracing::warn!("attach: {name} from {peer}: {control_note}");
+            refusals::warn(|| format!("attach: {name} from {peer}: {control_note}"));
         }
         let hello = Hello {
             header: self.header(hub),
@@ -325,7 +369,10 @@ impl Telemetry for Viewers {
             cursor,
             self.stopping.clone(),
             watching,
-            MAX_LAG,
+            Pace {
+                max_lag: MAX_LAG,
+                idle: VIEWER_IDLE,
+            },
         ));
         Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
             rx,
@@ -341,7 +388,7 @@ impl Telemetry for Viewers {
         let by = format!("attach:{name}");
         let (ok, note) = access(self.token.as_ref(), &r.token, &by);
         if !ok {
-            tracing::warn!("attach: a change from {name} refused: {note}");
+            refusals::warn(|| format!("attach: a change from {name} refused: {note}"));
             return Err(Status::permission_denied(note));
         }
         let too_long = |s: &str| s.len() > MAX_TEXT;
@@ -459,7 +506,10 @@ mod tests {
             0,
             stopping,
             Watching(watching.clone()),
-            lag,
+            Pace {
+                max_lag: lag,
+                idle: Duration::from_secs(3600),
+            },
         ));
         assert!(matches!(next(&mut rx).await, Body::Hello(_)));
         let mut seen = 0;
@@ -521,5 +571,48 @@ mod tests {
         assert!(viewer_name("a b").is_err());
         assert!(viewer_name("a\u{1b}[2J").is_err());
         assert!(viewer_name(&"x".repeat(65)).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_viewer_that_reads_nothing_is_let_go_and_frees_its_slot() {
+        let hub = hub::tests::hub(Duration::from_secs(3600));
+        let (_stop_tx, stopping) = watch::channel(false);
+        let watching = Arc::new(AtomicUsize::new(0));
+        let slot = admit(&watching, false).unwrap();
+        let (tx, rx) = mpsc::channel(IN_FLIGHT);
+        let pace = Pace {
+            max_lag: Duration::from_secs(3600),
+            idle: Duration::from_millis(300),
+        };
+        let task = tokio::spawn(stream(tx, hello(), hub.clone(), 0, stopping, slot, pace));
+        // Frames keep coming; the viewer never reads.
+        for k in 0..2 * IN_FLIGHT as u64 {
+            let (b, kinds) = hub::tests::samples(k * 10, 10);
+            hub.publish(b, kinds);
+        }
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .expect("the stream ends though its viewer never read")
+            .expect("no panic");
+        assert_eq!(watching.load(Ordering::SeqCst), 0);
+        drop(rx);
+    }
+
+    #[test]
+    fn read_only_viewers_leave_places_for_the_token_holder() {
+        let watching = Arc::new(AtomicUsize::new(0));
+        let mut held = vec![];
+        while let Ok(w) = admit(&watching, false) {
+            held.push(w);
+        }
+        assert_eq!(held.len(), MAX_VIEWERS - TOKEN_SLOTS);
+        let e = admit(&watching, false).err().unwrap();
+        assert!(e.contains("kept for viewers with the control token"), "{e}");
+        for _ in 0..TOKEN_SLOTS {
+            held.push(admit(&watching, true).unwrap());
+        }
+        assert!(admit(&watching, true).is_err());
+        held.clear();
+        assert_eq!(watching.load(Ordering::SeqCst), 0);
     }
 }

@@ -161,7 +161,7 @@ pub struct Recording<R = File> {
 impl Recording<File> {
     /// Opens the file at `path`, reads its header and indexes its frames.
     pub fn open(path: &Path) -> Result<Recording<File>, OpenError> {
-        Recording::from_reader(File::open(path)?)
+        Recording::from_reader(crate::input::open_regular(path)?)
     }
 }
 

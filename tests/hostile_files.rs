@@ -1,0 +1,201 @@
+//! Hostile files and flags (issue 46): inputs only from regular files and within a bound (a
+//! device that never ends, a FIFO with no writer), outputs only onto regular or new files (a
+//! FIFO or a device is never replaced, `--force` onto a hard link leaves the other name whole),
+//! every count and duration bounded before anything is allocated (exit 2 naming the flag), and
+//! a reader that closes the pipe early ends the command without a panic.
+
+// Helpers unwrap too: a failed unwrap fails the test that called it, where it happened.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::provetop;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn fifo(dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    p
+}
+
+/// `args` exits 2 within a few seconds, saying `needles` on stderr.
+fn refused(home: &Path, args: &[&str], needles: &[&str]) {
+    let t = Instant::now();
+    let out = provetop(home, args);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: no {n:?} in {err}");
+    }
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "{args:?}: {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn inputs_that_never_end_or_block_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let f = fifo(home, "fifo");
+    let f = f.to_str().unwrap();
+    let ok = home.join("proof.bin");
+    std::fs::write(&ok, [0u8; 192]).unwrap();
+    let ok = ok.to_str().unwrap();
+    for (src, what) in [("/dev/zero", "a character device"), (f, "a FIFO")] {
+        refused(
+            home,
+            &["verify", "--request", src, "--proof", ok],
+            &["--request", what],
+        );
+        refused(home, &["bench", "--config", src], &["config file", what]);
+        refused(
+            home,
+            &[
+                "bench",
+                "--backend",
+                "cpu",
+                "--workload",
+                "porep",
+                "--c1",
+                src,
+            ],
+            &["--c1", what],
+        );
+        refused(home, &["replay", src, "--summary"], &[what]);
+        refused(
+            home,
+            &["export", src, "--perfetto", "/tmp/never.json"],
+            &[what],
+        );
+    }
+}
+
+#[test]
+fn outputs_never_replace_a_fifo_or_a_device_nor_truncate_a_hard_link() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let f = fifo(home, "out.fifo");
+    let fs = f.to_str().unwrap();
+    refused(
+        home,
+        &["gen-vanilla", "--miner-id", "1000", "--out", fs, "--force"],
+        &["--out", "is a FIFO"],
+    );
+    let rec = home.join("r.ptrec");
+    let bench = [
+        "bench",
+        "--backend",
+        "cpu",
+        "--log2-constraints",
+        "8",
+        "--proofs",
+        "1",
+    ];
+    let mut args = bench.to_vec();
+    args.extend(["--record", rec.to_str().unwrap()]);
+    assert_eq!(code(&provetop(home, &args)), 0);
+    refused(
+        home,
+        &["export", rec.to_str().unwrap(), "--perfetto", fs],
+        &["--perfetto", "is a FIFO"],
+    );
+    assert!(std::fs::metadata(&f).unwrap().file_type().is_fifo());
+    // --force onto one name of a hard-linked file: the other name keeps its bytes.
+    let other = home.join("other.ptrec");
+    std::fs::hard_link(&rec, &other).unwrap();
+    let before = std::fs::read(&other).unwrap();
+    args.push("--force");
+    assert_eq!(code(&provetop(home, &args)), 0);
+    assert_eq!(std::fs::read(&other).unwrap(), before);
+    let mut to_null = bench.to_vec();
+    to_null.extend(["--record", "/dev/null", "--force"]);
+    refused(home, &to_null, &["--record", "a character device"]);
+}
+
+#[test]
+fn counts_and_durations_past_their_bounds_exit_2_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    for n in ["1000000000", "4294967296", "18446744073709551615"] {
+        refused(
+            home,
+            &["bench", "--backend", "cpu", "--proofs", n],
+            &["--proofs"],
+        );
+    }
+    refused(
+        home,
+        &["bench", "--backend", "cpu", "--at", "1e300s:lock=single"],
+        &["--at", "at most"],
+    );
+    refused(
+        home,
+        &[
+            "bench",
+            "--backend",
+            "cpu",
+            "--concurrency",
+            "18446744073709551615",
+        ],
+        &["--concurrency"],
+    );
+    refused(
+        home,
+        &[
+            "serve",
+            "--backend",
+            "cpu",
+            "--drain-timeout",
+            "18446744073709551615",
+        ],
+        &["--drain-timeout"],
+    );
+    refused(
+        home,
+        &["check", "--max-log2", "4000000000"],
+        &["--max-log2"],
+    );
+}
+
+#[test]
+fn a_reader_that_leaves_early_ends_the_run_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_provetop"))
+        .args([
+            "bench",
+            "--backend",
+            "cpu",
+            "--log2-constraints",
+            "8",
+            "--proofs",
+            "2",
+        ])
+        .env("XDG_CACHE_HOME", dir.path())
+        .env("XDG_STATE_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `| head -0`: the reader is gone before the table is printed.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}
