@@ -52,7 +52,8 @@ pub const ENGINE_KEYS: [KeySpec; 17] = [
         default: "auto",
         auto: None,
         live: Liveness::Startup,
-        help: "Which executors prove: auto is cuda when a GPU and its driver can be used, else cpu.",
+        help:
+            "Which executors prove: auto is cuda when a GPU and its driver can be used, else cpu.",
     },
     KeySpec {
         name: "devices",

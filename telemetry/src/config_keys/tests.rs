@@ -81,8 +81,14 @@ fn the_flag_help_says_what_the_engine_does() {
     assert!(!help.contains("[default: 2]"), "{help}");
     assert_eq!(s.placeholder(), "N|auto");
     assert_eq!(spec("lock").unwrap().placeholder(), "single|two-lock|none");
-    assert!(spec("backend").unwrap().flag_help().contains("at start only"));
-    assert_eq!(spec("gpu_workers_per_device").unwrap().flag(), "gpu-workers-per-device");
+    assert!(spec("backend")
+        .unwrap()
+        .flag_help()
+        .contains("at start only"));
+    assert_eq!(
+        spec("gpu_workers_per_device").unwrap().flag(),
+        "gpu-workers-per-device"
+    );
 }
 
 /// docs/configuration.md's table is this table: regenerate it with

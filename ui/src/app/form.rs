@@ -5,9 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use provetop_telemetry::config::{
-    parse_budget, spec, Budget, Check, EngineConfig, Liveness, KEYS,
-};
+use provetop_telemetry::config::{parse_budget, spec, Budget, Check, EngineConfig, Liveness, KEYS};
 
 /// A row of the settings form, in the order of [`ROWS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
