@@ -26,7 +26,7 @@ pub fn main(args: &BenchArgs) -> Result<i32> {
         }
         run::usage(export_dir(dir))?;
     }
-    let mut session = run::start_mixed(&args.engine, args.mix.as_ref())?;
+    let mut session = run::start_mixed(&args.engine_args(), args.mix.as_ref())?;
     let loaded = crate::params::prepare(&session)?;
     let plan = &session.plan;
     eprintln!("bench: {}", header(&session));

@@ -30,7 +30,7 @@ struct Answer {
 }
 
 pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
-    let path = args.engine.request.as_ref().ok_or_else(|| {
+    let path = args.inputs.request.as_ref().ok_or_else(|| {
         UsageError(anyhow!(
             "--server proves a request file (--request FILE), or the server's own workload \
              (--token-file FILE)"
@@ -40,9 +40,9 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
     let (kind, size) = usage(crate::serve::check_request(&request))?;
     let circuit_id = kind.circuit_id(size);
     let verifier = kind.verifier();
-    let checker = crate::verify::Checker::new(&request, args.engine.params_cache.clone())?;
-    let proofs = args.engine.proofs;
-    let outstanding = match args.engine.concurrency {
+    let checker = crate::verify::Checker::new(&request, args.session.params_cache.clone())?;
+    let proofs = args.jobs.proofs;
+    let outstanding = match args.concurrency.concurrency {
         Concurrency::Jobs(n) => n,
         Concurrency::Auto => AUTO_OUTSTANDING,
     }

@@ -21,14 +21,14 @@ pub const MAX_CHECK_LOG2: u32 = 28;
 pub fn command(cli: &crate::cli::Cli) -> Result<()> {
     use crate::cli::Command;
     let engine = match &cli.command {
-        None => Some(&cli.engine),
-        Some(Command::Bench(a)) => Some(&a.engine),
-        Some(Command::Tune(a)) => Some(&a.engine),
+        None => Some(cli.engine_args()),
+        Some(Command::Bench(a)) => Some(a.engine_args()),
+        Some(Command::Tune(a)) => Some(a.engine_args()),
         Some(Command::Serve(a)) => {
             if let Some(s) = a.drain_timeout.filter(|s| *s > MAX_DRAIN_S) {
                 bail!("--drain-timeout {s}: at most {MAX_DRAIN_S} seconds (a day)");
             }
-            Some(&a.engine)
+            Some(a.engine_args())
         }
         Some(Command::Check { max_log2 }) if *max_log2 > MAX_CHECK_LOG2 => {
             bail!("--max-log2 {max_log2}: at most {MAX_CHECK_LOG2}")

@@ -54,7 +54,7 @@ pub(crate) fn options(config: Option<PathBuf>, partitions: u32) -> AppOptions {
 }
 
 pub fn main(cli: &Cli) -> Result<i32> {
-    let args = &cli.engine;
+    let args = &cli.engine_args();
     let settings = settings(args.config.as_deref(), cli.theme.as_deref())?;
     let mut session = run::start(args)?;
     // On the normal screen, before the dashboard takes it: parameter generation reports there.

@@ -31,14 +31,13 @@ mod token;
 mod tune;
 mod verify;
 
-use clap::Parser;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use cli::{Cli, Command};
+use cli::Command;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = cli::parse();
     if let Err(e) = bounds::command(&cli) {
         eprintln!("provetop: error: {e:#}");
         return ExitCode::from(2);
@@ -64,12 +63,12 @@ fn main() -> ExitCode {
         Some(Command::Verify(args)) => verify::main(args),
         Some(Command::Devices) => devices::main(),
         Some(Command::Check { max_log2 }) => check::main(*max_log2),
-        Some(Command::Replay(args)) => replay::main(args, interactive, cli.theme.as_deref()),
-        Some(Command::Attach(args)) => attach::main(args, interactive, cli.theme.as_deref()),
+        Some(Command::Replay(args)) => replay::main(args, interactive, args.theme.as_deref()),
+        Some(Command::Attach(args)) => attach::main(args, interactive, args.theme.as_deref()),
         Some(Command::Export(args)) => export::main(args),
         Some(Command::Tune(args)) => tune::main(args),
         None if interactive => dashboard::main(&cli),
-        None => headless::main(&cli.engine, None),
+        None => headless::main(&cli.engine_args(), None),
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),

@@ -266,3 +266,51 @@ fn a_bad_ui_table_exits_2_in_every_mode() {
         }
     }
 }
+
+/// Flags before a subcommand are its own: a bad config file, a lock, a recording before
+/// `bench` apply to the bench; before a command that does not take them they are refused with
+/// exit 2 naming the command, as is a flag a command does not take after it.
+#[test]
+fn flags_before_a_subcommand_apply_to_it_or_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[engine]\ngpu_workers = 3\n").unwrap();
+    let out = provetop(
+        dir.path(),
+        &["--config", bad.to_str().unwrap(), "bench", "--proofs", "1"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("gpu_workers"), "{err}");
+
+    let rec = dir.path().join("r.ptrec");
+    let args = [
+        "--record",
+        rec.to_str().unwrap(),
+        "--lock",
+        "two-lock",
+        "bench",
+        "--backend",
+        "cpu",
+        "--log2-constraints",
+        "6",
+        "--proofs",
+        "1",
+        "--json",
+    ];
+    let v = json(&provetop(dir.path(), &args));
+    assert_eq!(v["config"]["lock"], "two-lock");
+    assert!(std::fs::metadata(&rec).unwrap().len() > 0, "recorded");
+
+    let refused: [(&[&str], &str); 3] = [
+        (&["--lock", "none", "replay", "r.ptrec"], "`replay`"),
+        (&["--proofs", "5", "serve"], "`serve`"),
+        (&["serve", "--concurrency", "2"], "--concurrency"),
+    ];
+    for (args, needle) in refused {
+        let out = provetop(dir.path(), args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}

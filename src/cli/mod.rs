@@ -1,21 +1,32 @@
-//! Command-line arguments. Engine flags are shared by every command that runs the engine;
-//! each `EngineConfig` field has a flag of the same name (with dashes).
+//! Command-line arguments: the commands and the flags each takes. A command that runs the
+//! engine takes the groups of `run_args` it uses and the `[engine]` flags of `engine_flags`
+//! (made from the table of keys); `position` parses, with the rule for flags given before a
+//! subcommand.
 
+mod engine_flags;
 mod network;
+mod position;
+mod run_args;
 
 pub use crate::tune::budget::{parse_duration, TuneBudget};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use provetop_engine::pipeline::Scheduled;
 use std::path::PathBuf;
 
+pub use engine_flags::EngineFlags;
 pub use network::{AttachArgs, ServeArgs};
 use network::{ATTACH_HELP, SERVE_AFTER_HELP};
+pub use position::parse;
+pub use run_args::{ConcurrencyArgs, EngineArgs, InputArgs, JobsArgs, SessionArgs, WorkloadArgs};
 
 const AFTER_HELP: &str = "\
 Files:
   config     $XDG_CONFIG_HOME/provetop/config.toml (or --config FILE): [engine], [ui] and [serve] tables
   params     $XDG_CACHE_HOME/provetop/params/ (or --params-cache DIR): generated parameters
   logs       $XDG_STATE_HOME/provetop/provetop.log.* (daily files, the last 7 kept)
+
+Flags before a subcommand are its own (`provetop --lock none bench` is `provetop bench --lock
+none`); a flag a command does not take is refused, exit 2. Every [engine] key, its values and
+default: docs/configuration.md.
 
 Exit codes: 0 every proof verified, 1 a proof failed or a check failed, 2 bad usage or input,
   3 stopped with jobs unfinished (SIGINT or SIGTERM, or quit in the dashboard) and none failed.
@@ -36,18 +47,51 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    #[command(flatten)]
-    pub engine: EngineArgs,
-
     /// Run without the dashboard even on a terminal: prove, print status lines, exit.
     #[arg(long)]
     pub headless: bool,
 
-    /// Dashboard colour theme: a name from themes/ (dark, light, high-contrast) or a TOML file
-    /// [default: the [ui] table's theme, else dark]
-    #[arg(long, value_name = "NAME|PATH", global = true)]
+    #[arg(long, value_name = "NAME|PATH", help = THEME_HELP)]
     pub theme: Option<String>,
+
+    #[command(flatten, next_help_heading = WORKLOAD)]
+    pub workload: WorkloadArgs,
+
+    #[command(flatten, next_help_heading = INPUTS)]
+    pub inputs: InputArgs,
+
+    #[command(flatten, next_help_heading = RUN)]
+    pub jobs: JobsArgs,
+
+    #[command(flatten, next_help_heading = RUN)]
+    pub concurrency: ConcurrencyArgs,
+
+    #[command(flatten, next_help_heading = SESSION)]
+    pub session: SessionArgs,
+
+    #[command(flatten)]
+    pub engine: EngineFlags,
 }
+
+impl Cli {
+    /// What the dashboard or the headless run proves with.
+    pub fn engine_args(&self) -> EngineArgs {
+        EngineArgs::new(&self.session, &self.workload, &self.engine)
+            .with_inputs(&self.inputs)
+            .with_jobs(&self.jobs)
+            .with_concurrency(&self.concurrency)
+    }
+}
+
+/// `--theme`, where a dashboard is drawn: the main command, `replay` and `attach`.
+pub const THEME_HELP: &str = "Dashboard colour theme: a name from themes/ (dark, light, \
+high-contrast) or a TOML file [default: the [ui] table's theme, else dark]";
+
+/// The help headings of the groups of a run's flags.
+const WORKLOAD: &str = "Workload";
+const INPUTS: &str = "Filecoin inputs";
+const RUN: &str = "Run";
+const SESSION: &str = "Files, telemetry and recording";
 
 #[derive(Subcommand, Debug)]
 #[allow(clippy::large_enum_variant)] // parsed once
@@ -111,9 +155,6 @@ Exit codes: 0 the search ended and every proof verified, 1 a proof failed (the s
 
 #[derive(Args, Debug)]
 pub struct TuneArgs {
-    #[command(flatten)]
-    pub engine: EngineArgs,
-
     /// How long to search: a time (90s, 5m, 1h) or a number of proofs (200p) [default: 5m]
     #[arg(long, value_name = "TIME|Np", default_value = "5m")]
     pub budget: TuneBudget,
@@ -126,6 +167,31 @@ pub struct TuneArgs {
     /// Print one JSON object on stdout (steps, best configuration) instead of the table.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten, next_help_heading = WORKLOAD)]
+    pub workload: WorkloadArgs,
+
+    #[command(flatten, next_help_heading = INPUTS)]
+    pub inputs: InputArgs,
+
+    #[command(flatten, next_help_heading = "Start")]
+    pub concurrency: ConcurrencyArgs,
+
+    #[command(flatten, next_help_heading = SESSION)]
+    pub session: SessionArgs,
+
+    /// The configuration the search starts from.
+    #[command(flatten)]
+    pub engine: EngineFlags,
+}
+
+impl TuneArgs {
+    /// What the searched engine proves with (tune makes its own changes: no `--at`).
+    pub fn engine_args(&self) -> EngineArgs {
+        EngineArgs::new(&self.session, &self.workload, &self.engine)
+            .with_inputs(&self.inputs)
+            .with_concurrency(&self.concurrency)
+    }
 }
 
 const REPLAY_HELP: &str = "\
@@ -157,6 +223,9 @@ pub struct ReplayArgs {
     /// Config file for the [ui] table (theme, keys) [default: $XDG_CONFIG_HOME/provetop/config.toml]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    #[arg(long, value_name = "NAME|PATH", help = THEME_HELP)]
+    pub theme: Option<String>,
 
     /// Memory the decoded recording may take (bytes, or 2GiB); reading stops, as at a cut,
     /// where a file would take more [default: 512MiB]
@@ -198,9 +267,6 @@ fn parse_max_memory(s: &str) -> Result<u64, String> {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    #[command(flatten)]
-    pub engine: EngineArgs,
-
     /// Print exactly one JSON object on stdout (progress and logs go to stderr).
     #[arg(long)]
     pub json: bool,
@@ -235,6 +301,34 @@ pub struct BenchArgs {
         conflicts_with = "request"
     )]
     pub token_file: Option<PathBuf>,
+
+    #[command(flatten, next_help_heading = WORKLOAD)]
+    pub workload: WorkloadArgs,
+
+    #[command(flatten, next_help_heading = INPUTS)]
+    pub inputs: InputArgs,
+
+    #[command(flatten, next_help_heading = RUN)]
+    pub jobs: JobsArgs,
+
+    #[command(flatten, next_help_heading = RUN)]
+    pub concurrency: ConcurrencyArgs,
+
+    #[command(flatten, next_help_heading = SESSION)]
+    pub session: SessionArgs,
+
+    #[command(flatten)]
+    pub engine: EngineFlags,
+}
+
+impl BenchArgs {
+    /// What the bench proves with.
+    pub fn engine_args(&self) -> EngineArgs {
+        EngineArgs::new(&self.session, &self.workload, &self.engine)
+            .with_inputs(&self.inputs)
+            .with_jobs(&self.jobs)
+            .with_concurrency(&self.concurrency)
+    }
 }
 
 #[derive(Args, Debug)]
@@ -341,209 +435,5 @@ pub enum OnOff {
     Off,
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct EngineArgs {
-    /// Config file with [engine], [ui] and [serve] tables [default: $XDG_CONFIG_HOME/provetop/config.toml]
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-
-    /// Workload to prove.
-    #[arg(long, value_enum, default_value_t = WorkloadName::Synthetic)]
-    pub workload: WorkloadName,
-
-    /// Synthetic workload size: constraints plus inputs fill a 2^K domain (4..=27)
-    /// [default: 14 on the cpu backend, 24 on cuda]
-    #[arg(long, value_name = "K")]
-    pub log2_constraints: Option<u32>,
-
-    /// SHA-256 workload size: the preimage is N × 64 bytes.
-    #[arg(long, value_name = "N", default_value_t = 2)]
-    pub blocks: usize,
-
-    /// Jobs to prove.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub proofs: u64,
-
-    /// Partitions per job; each partition yields one 192-byte proof (a Filecoin workload's
-    /// jobs have their proof's: a 32GiB PoRep 10, a SnapDeals update 16, a PoSt 1).
-    #[arg(long, value_name = "P", default_value_t = 1)]
-    pub partitions: u32,
-
-    /// Jobs the run keeps submitted at once: a number, or auto (enough for every synthesis
-    /// worker and device worker to have a partition, with two queued) [default: auto]
-    #[arg(long, value_name = "C|auto", default_value = "auto")]
-    pub concurrency: Concurrency,
-
-    /// Seed of every witness (each partition derives its own).
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-
-    /// Use these bellperson-format parameters instead of generating or caching them.
-    #[arg(long, value_name = "FILE")]
-    pub params: Option<PathBuf>,
-
-    /// Where generated parameters are cached [default: $XDG_CACHE_HOME/provetop/params]
-    #[arg(long, value_name = "DIR")]
-    pub params_cache: Option<PathBuf>,
-
-    /// PoRep: a commit-phase-1 output (Lotus/Curio JSON, or lotus-bench's {"Phase1Out": …}).
-    #[arg(long, value_name = "FILE")]
-    pub c1: Option<PathBuf>,
-
-    /// A SubmitProofRequest in proto3 JSON (from `provetop gen-vanilla`, or as Curio sends it
-    /// to `serve`): proves it (a PoRep's C1 output for its miner and sector, a SnapDeals
-    /// update's or a PoSt's vanilla proofs), checked as `serve` checks it. Implies the
-    /// workload of its proof kind.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["c1", "sector_size", "prover_id", "sector_id"])]
-    pub request: Option<PathBuf>,
-
-    /// Filecoin sector size: 2KiB, 8MiB or 512MiB seals a test sector here when there is no
-    /// --c1 (once; cached under $XDG_CACHE_HOME/provetop/porep), which the snap, window-post
-    /// and winning-post workloads prove from too; with --c1, checked against the file.
-    #[arg(long, value_name = "SIZE")]
-    pub sector_size: Option<String>,
-
-    /// PoRep: the miner's prover id (f01000, or 64 hex digits), where the C1 file lacks it;
-    /// needed for filecoin-proofs' own verification of the proofs.
-    #[arg(long, value_name = "ID")]
-    pub prover_id: Option<String>,
-
-    /// PoRep: the sector number, where the C1 file lacks it.
-    #[arg(long, value_name = "N")]
-    pub sector_id: Option<u64>,
-
-    /// Filecoin's parameter folder (the v28-….params and .vk files of the workload's circuit:
-    /// stacked-proof-of-replication, empty-sector-update, proof-of-spacetime-fallback) instead
-    /// of parameters generated here.
-    #[arg(long, value_name = "DIR")]
-    pub params_dir: Option<PathBuf>,
-
-    /// Apply changes during the run: WHEN is seconds from the start (5s, 2.5s) or pN, after the
-    /// N-th finished partition; keys are the [engine] fields. Repeatable.
-    /// Example: --at 5s:gpu_workers_per_device=3 --at p12:lock=two-lock,prestage=false
-    #[arg(long, value_name = "WHEN:KEY=VALUE[,KEY=VALUE…]")]
-    pub at: Vec<Scheduled>,
-
-    /// Collect telemetry (spans, samples); `off` measures its cost. Proofs are verified either way.
-    #[arg(long, value_enum, default_value_t = OnOff::On)]
-    pub telemetry: OnOff,
-
-    /// Record every event and sample to FILE, for `provetop replay` and `provetop export`.
-    /// The recorder never holds the engine up: when the disk falls behind it drops samples,
-    /// then spans, counts them, and marks the hole in the file.
-    #[arg(long, value_name = "FILE")]
-    pub record: Option<PathBuf>,
-
-    /// Let --record overwrite an existing file (without it, an existing file is refused).
-    #[arg(long, requires = "record")]
-    pub force: bool,
-
-    /// Serve Prometheus metrics (text exposition) at ADDR/metrics, e.g. 127.0.0.1:9464; off
-    /// by default. A bare port listens on loopback only.
-    #[arg(long, value_name = "ADDR")]
-    pub metrics_addr: Option<String>,
-
-    /// Backend: auto (cuda when a GPU is usable, else cpu), cpu, cuda [default: auto]
-    #[arg(long, value_name = "auto|cpu|cuda")]
-    pub backend: Option<String>,
-
-    /// GPU ordinals to use, comma separated, or `all` [default: all]
-    #[arg(long, value_name = "LIST")]
-    pub devices: Option<String>,
-
-    /// CPU executors on the cpu backend, each with its own pool [default: 1]
-    #[arg(long, value_name = "N")]
-    pub cpu_devices: Option<String>,
-
-    /// Workers per device, 1–16 [default: 2]
-    #[arg(long, value_name = "N")]
-    pub gpu_workers_per_device: Option<String>,
-
-    /// How a device's workers share it: single (one mutex), two-lock (memory + compute), none
-    /// [default: single]
-    #[arg(long, value_name = "single|two-lock|none")]
-    pub lock: Option<String>,
-
-    /// Partitions synthesised at once [default: 2]
-    #[arg(long, value_name = "N")]
-    pub synthesis_workers: Option<String>,
-
-    /// Threads of the synthesis pool [default: all cores]
-    #[arg(long, value_name = "N")]
-    pub synthesis_threads: Option<String>,
-
-    /// Threads of the prover pool: B in G2 on the CPU, assembly, verification [default: all cores]
-    #[arg(long, value_name = "N")]
-    pub prover_threads: Option<String>,
-
-    /// Witness only in synthesis, a, b, c from the circuit's recorded matrices (recorded once,
-    /// cached beside the parameters); false builds every linear combination; auto: true but
-    /// for the synthetic workload [default: auto]
-    #[arg(long, value_name = "true|false|auto")]
-    pub precompiled: Option<String>,
-
-    /// Page-lock a/b/c and upload them before the partition's GPU region; auto: true on the
-    /// cuda backend [default: auto]
-    #[arg(long, value_name = "true|false|auto")]
-    pub prestage: Option<String>,
-
-    /// MSM batches without hard synchronisation between them [default: true]
-    #[arg(long, value_name = "true|false")]
-    pub msm_double_buffer: Option<String>,
-
-    /// How the GPU's MSMs accumulate buckets: xyzz, or batch-affine levels before the XYZZ
-    /// pass (slower on the H200; to compare) [default: xyzz]
-    #[arg(long, value_name = "xyzz|batch-affine")]
-    pub msm_accumulation: Option<String>,
-
-    /// H's MSM over shifted copies of its bases when they fit in VRAM (auto) or over the bases
-    /// as they are (off) [default: auto]
-    #[arg(long, value_name = "auto|off")]
-    pub shifted_bases: Option<String>,
-
-    /// Where B in G2 is computed: cpu (the finalizer) or gpu; auto: gpu on the cuda backend
-    /// [default: auto]
-    #[arg(long, value_name = "cpu|gpu|auto")]
-    pub b_g2_on: Option<String>,
-
-    /// Where the SRS lives: host (streamed), device (resident when it fits), auto [default: auto]
-    #[arg(long, value_name = "auto|host|device")]
-    pub srs_residency: Option<String>,
-
-    /// Host memory the engine may hold: bytes (or 64GiB) or auto (80 % of available) [default: auto]
-    #[arg(long, value_name = "BYTES|auto")]
-    pub host_memory_budget: Option<String>,
-
-    /// VRAM the engine may use per device: bytes (or 120GiB) or auto [default: auto]
-    #[arg(long, value_name = "BYTES|auto")]
-    pub vram_budget: Option<String>,
-}
-
-impl EngineArgs {
-    /// The `[engine]` flags that were given, as (key, value).
-    pub fn config_overrides(&self) -> Vec<(&'static str, String)> {
-        let flags = [
-            ("backend", &self.backend),
-            ("devices", &self.devices),
-            ("cpu_devices", &self.cpu_devices),
-            ("gpu_workers_per_device", &self.gpu_workers_per_device),
-            ("lock", &self.lock),
-            ("synthesis_workers", &self.synthesis_workers),
-            ("synthesis_threads", &self.synthesis_threads),
-            ("prover_threads", &self.prover_threads),
-            ("precompiled", &self.precompiled),
-            ("prestage", &self.prestage),
-            ("msm_double_buffer", &self.msm_double_buffer),
-            ("msm_accumulation", &self.msm_accumulation),
-            ("shifted_bases", &self.shifted_bases),
-            ("b_g2_on", &self.b_g2_on),
-            ("srs_residency", &self.srs_residency),
-            ("host_memory_budget", &self.host_memory_budget),
-            ("vram_budget", &self.vram_budget),
-        ];
-        flags
-            .into_iter()
-            .filter_map(|(k, v)| v.clone().map(|v| (k, v)))
-            .collect()
-    }
-}
+#[cfg(test)]
+mod tests;

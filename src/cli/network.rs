@@ -5,7 +5,13 @@ use clap::Args;
 use provetop_telemetry::config::Budget;
 use std::path::PathBuf;
 
-use super::{parse_duration, EngineArgs};
+use super::{
+    parse_duration, Concurrency, EngineArgs, EngineFlags, SessionArgs, WorkloadArgs, THEME_HELP,
+};
+
+/// serve's own workload: what the jobs that viewers submit prove.
+const VIEWER_JOBS: &str =
+    "Jobs viewers submit (n in `attach --token-file`, `bench --server --token-file`)";
 
 pub const SERVE_AFTER_HELP: &str = "\
 Beside cuzk.v1.ProvingEngine the listener offers provetop.v1.Telemetry: the event stream that
@@ -17,9 +23,6 @@ Exit codes: 0 stopped (SIGTERM or SIGINT) with every request answered, 1 a proof
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    #[command(flatten)]
-    pub engine: EngineArgs,
-
     /// Where to listen: HOST:PORT, a bare PORT (loopback) or unix:///PATH (owner-only socket).
     /// Other than loopback, anyone who reaches it can submit proofs: a warning says so.
     /// [default: the config file's [serve] listen, else 127.0.0.1:9820]
@@ -58,6 +61,28 @@ pub struct ServeArgs {
     /// The private key of --tls-cert (PEM). [default: the config file's [serve] tls_key]
     #[arg(long, value_name = "PEM")]
     pub tls_key: Option<PathBuf>,
+
+    /// Requests the engine works on at once (a critical one goes at once, past this; a low one
+    /// only when nothing else runs): a number, or auto (enough for every synthesis worker and
+    /// device worker to have a partition, with two queued) [default: auto]
+    #[arg(long, value_name = "N|auto", default_value = "auto")]
+    pub in_flight: Concurrency,
+
+    #[command(flatten, next_help_heading = VIEWER_JOBS)]
+    pub workload: WorkloadArgs,
+
+    #[command(flatten, next_help_heading = "Files, telemetry and recording")]
+    pub session: SessionArgs,
+
+    #[command(flatten)]
+    pub engine: EngineFlags,
+}
+
+impl ServeArgs {
+    /// The engine serve starts: its settings, and the workload of the jobs viewers submit.
+    pub fn engine_args(&self) -> EngineArgs {
+        EngineArgs::new(&self.session, &self.workload, &self.engine)
+    }
 }
 
 fn parse_srs_budget(s: &str) -> Result<Budget, String> {
@@ -117,4 +142,7 @@ pub struct AttachArgs {
     /// Config file for the [ui] table (theme, keys) [default: $XDG_CONFIG_HOME/provetop/config.toml]
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    #[arg(long, value_name = "NAME|PATH", help = THEME_HELP)]
+    pub theme: Option<String>,
 }

@@ -44,7 +44,7 @@ const DEFAULT_HISTORY: Duration = Duration::from_secs(600);
 
 pub fn main(args: &ServeArgs) -> Result<i32> {
     // Flags first, then the config file's [serve], then the defaults.
-    let file = run::usage(crate::config_file::load(args.engine.config.as_deref()))?.serve;
+    let file = run::usage(crate::config_file::load(args.session.config.as_deref()))?.serve;
     let listen = match (&args.listen, &file.listen) {
         (Some(a), _) => run::usage(listen::parse(a).context("--listen")),
         (None, Some(a)) => run::usage(listen::parse(a).context("config file [serve] listen")),
@@ -73,7 +73,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
     let history = args.history.or(file.history).unwrap_or(DEFAULT_HISTORY);
     // Bound before the engine starts: a listen failure exits 2 at once.
     let bound = run::usage(listen::bind(&listen))?;
-    let mut engine_args = args.engine.clone();
+    let mut engine_args = args.engine_args();
     engine_args.record = engine_args.record.or(file.record);
     run::usage(record::rotate(&engine_args))?;
     let session = run::start(&engine_args)?;
@@ -103,7 +103,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         stopping,
         watching: Arc::new(AtomicUsize::new(0)),
     };
-    let concurrency = match args.engine.concurrency {
+    let concurrency = match args.in_flight {
         Concurrency::Jobs(n) => Some(n),
         Concurrency::Auto => None,
     };
@@ -117,7 +117,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         params::ParamSets::new(engine.clone(), Some(srs_budget)),
         concurrency,
     );
-    let metrics = match args.engine.telemetry {
+    let metrics = match args.session.telemetry {
         OnOff::On => Some(provetop_telemetry::export::prometheus::Collector::start(
             engine.bus(),
             engine.clock(),

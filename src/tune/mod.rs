@@ -29,16 +29,12 @@ use run_loop::*;
 use search::{Change, Search, Step, CONCURRENCY, MIN_WINDOW};
 
 pub fn main(args: &TuneArgs) -> Result<i32> {
-    if !args.engine.at.is_empty() {
-        return run::usage(Err(anyhow::anyhow!(
-            "--at: tune makes its own changes; drop --at (give the starting values as flags)"
-        )));
-    }
     let write_to = match args.write {
         false => None,
         true => Some(run::usage(write_path(args))?),
     };
-    let mut session = run::start(&args.engine)?;
+    let engine_args = args.engine_args();
+    let mut session = run::start(&engine_args)?;
     crate::params::prepare(&session)?;
     let engine = &session.engine;
     let plan = &session.plan;
@@ -70,7 +66,7 @@ pub fn main(args: &TuneArgs) -> Result<i32> {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let written = match (&write_to, out.stopped) {
-        (Some(path), false) => Some(write(path, &args.engine, &best, &differing)?),
+        (Some(path), false) => Some(write(path, &engine_args, &best, &differing)?),
         _ => None,
     };
     let stdout = std::io::stdout();

@@ -106,7 +106,7 @@ pub(super) fn write_best(
 
 /// `--write`'s file: `--config`, else the default path.
 pub(super) fn write_path(args: &TuneArgs) -> Result<PathBuf> {
-    args.engine
+    args.session
         .config
         .clone()
         .or_else(crate::config_file::default_path)

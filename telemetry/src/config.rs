@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+pub use crate::config_keys::{
+    spec, Check, KeySpec, AUTO_KEYS, ENGINE_KEYS, KEYS, MAX_THREADS, MAX_WORKERS,
+};
+
 /// Which executors prove: `auto` picks cuda where a GPU and its driver are present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -200,17 +204,6 @@ pub struct EngineConfig {
     pub auto: BTreeMap<String, Option<String>>,
 }
 
-/// Keys that take `auto` (their default): the engine picks the value for the machine and the
-/// backend when it starts, and again when one is set to `auto` while running.
-pub const AUTO_KEYS: [&str; 6] = [
-    "precompiled",
-    "prestage",
-    "synthesis_workers",
-    "synthesis_threads",
-    "prover_threads",
-    "b_g2_on",
-];
-
 /// Cores available to the process (1 where unknown): the `auto` thread counts.
 pub fn cores() -> usize {
     std::thread::available_parallelism()
@@ -273,72 +266,55 @@ pub enum Liveness {
     Startup,
 }
 
-/// Every `[engine]` key `set` and `get` take, in the config file's order.
-pub const KEYS: [&str; 17] = [
-    "backend",
-    "devices",
-    "cpu_devices",
-    "gpu_workers_per_device",
-    "lock",
-    "synthesis_workers",
-    "synthesis_threads",
-    "prover_threads",
-    "precompiled",
-    "prestage",
-    "msm_double_buffer",
-    "msm_accumulation",
-    "shifted_bases",
-    "b_g2_on",
-    "srs_residency",
-    "host_memory_budget",
-    "vram_budget",
-];
+/// A value that passed its key's check in the table, ready to be stored.
+enum Checked {
+    Count(usize),
+    Word(&'static str),
+    Bool(bool),
+    Budget(Budget),
+    Devices(Vec<u32>),
+}
 
-/// Upper bound on thread and worker counts: a typo, not a machine, beyond this.
-pub const MAX_THREADS: usize = 4096;
-/// Upper bound on partitions synthesised at once.
-pub const MAX_WORKERS: usize = 256;
-
-fn parse_count(key: &str, v: &str, lo: usize, hi: usize) -> Result<usize, ConfigError> {
-    match v.trim().parse::<usize>() {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-        _ => Err(ConfigError::new(
-            key,
-            format!("expected a whole number from {lo} to {hi}, got `{v}`"),
-        )),
+/// Checks `v` against what `spec` says the key takes.
+fn check(spec: &KeySpec, v: &str) -> Result<Checked, ConfigError> {
+    let key = spec.name;
+    let t = v.trim();
+    let fail = |what: String| Err(ConfigError::new(key, format!("expected {what}, got `{v}`")));
+    match spec.check {
+        Check::Count(lo, hi) => match t.parse::<usize>() {
+            Ok(n) if (lo..=hi).contains(&n) => Ok(Checked::Count(n)),
+            _ => fail(format!("a whole number from {lo} to {hi}")),
+        },
+        Check::Choice(opts) => match opts.iter().find(|o| **o == t) {
+            Some(o) => Ok(Checked::Word(o)),
+            None => fail(format!("one of {}", opts.join(", "))),
+        },
+        Check::Bool => match t {
+            "true" => Ok(Checked::Bool(true)),
+            "false" => Ok(Checked::Bool(false)),
+            _ => fail("`true` or `false`".into()),
+        },
+        Check::Budget => parse_budget(v)
+            .map(Checked::Budget)
+            .map_err(|m| ConfigError::new(key, m)),
+        Check::Devices if t.is_empty() || t == "all" => Ok(Checked::Devices(vec![])),
+        Check::Devices => match t.split(',').map(|d| d.trim().parse::<u32>()).collect() {
+            Ok(d) => Ok(Checked::Devices(d)),
+            Err(_) => fail("GPU ordinals such as 0,1 or `all`".into()),
+        },
     }
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool, ConfigError> {
-    match v.trim() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(ConfigError::new(
-            key,
-            format!("expected `true` or `false`, got `{v}`"),
-        )),
-    }
-}
-
-fn parse_enum<T: for<'de> Deserialize<'de>>(
-    key: &str,
-    v: &str,
-    allowed: &str,
-) -> Result<T, ConfigError> {
-    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(v.trim()))
-        .map_err(|_| ConfigError::new(key, format!("expected one of {allowed}, got `{v}`")))
+/// A word of a `Choice` as the field's enum (the table's words are the enums' serde names).
+fn word<T: for<'de> Deserialize<'de>>(key: &str, w: &str) -> Result<T, ConfigError> {
+    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(w))
+        .map_err(|e| ConfigError::new(key, format!("`{w}` is in the table but not the type: {e}")))
 }
 
 impl EngineConfig {
     /// When a change to `key` takes effect; `None` for an unknown key.
     pub fn liveness(key: &str) -> Option<Liveness> {
-        match key {
-            // The kernels' accumulation and H's resident copies are chosen once per process.
-            "backend" | "devices" | "msm_accumulation" | "shifted_bases" => Some(Liveness::Startup),
-            "srs_residency" | "precompiled" => Some(Liveness::NextJob),
-            k if KEYS.contains(&k) => Some(Liveness::Live),
-            _ => None,
-        }
+        spec(key).map(|s| s.live)
     }
 
     /// The value of `key` as `set` would take it (`auto` while the engine has not chosen it).
@@ -384,60 +360,37 @@ impl EngineConfig {
     }
 
     fn set_value(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        match key {
-            "backend" => self.backend = parse_enum(key, value, "auto, cpu, cuda")?,
-            "devices" => {
-                self.devices = if value.trim().is_empty() || value.trim() == "all" {
-                    vec![]
-                } else {
-                    value
-                        .split(',')
-                        .map(|d| d.trim().parse::<u32>())
-                        .collect::<Result<_, _>>()
-                        .map_err(|_| {
-                            ConfigError::new(
-                                key,
-                                format!(
-                                    "expected GPU ordinals such as 0,1 or `all`, got `{value}`"
-                                ),
-                            )
-                        })?
-                }
-            }
-            "cpu_devices" => self.cpu_devices = parse_count(key, value, 1, 64)?,
-            "gpu_workers_per_device" => {
-                self.gpu_workers_per_device = parse_count(key, value, 1, 16)?
-            }
-            "lock" => self.lock = parse_enum(key, value, "single, two-lock, none")?,
-            "synthesis_workers" => {
-                self.synthesis_workers = parse_count(key, value, 1, MAX_WORKERS)?
-            }
-            "synthesis_threads" => {
-                self.synthesis_threads = parse_count(key, value, 1, MAX_THREADS)?
-            }
-            "prover_threads" => self.prover_threads = parse_count(key, value, 1, MAX_THREADS)?,
-            "precompiled" => self.precompiled = parse_bool(key, value)?,
-            "prestage" => self.prestage = parse_bool(key, value)?,
-            "msm_double_buffer" => self.msm_double_buffer = parse_bool(key, value)?,
-            "msm_accumulation" => {
-                self.msm_accumulation = parse_enum(key, value, "xyzz, batch-affine")?
-            }
-            "shifted_bases" => self.shifted_bases = parse_enum(key, value, "auto, off")?,
-            "b_g2_on" => self.b_g2_on = parse_enum(key, value, "cpu, gpu")?,
-            "srs_residency" => self.srs_residency = parse_enum(key, value, "auto, host, device")?,
-            "host_memory_budget" => {
-                self.host_memory_budget =
-                    parse_budget(value).map_err(|m| ConfigError::new(key, m))?
-            }
-            "vram_budget" => {
-                self.vram_budget = parse_budget(value).map_err(|m| ConfigError::new(key, m))?
-            }
-            _ => {
-                return Err(ConfigError::new(
-                    key,
-                    format!("unknown key; the keys are {}", KEYS.join(", ")),
-                ));
-            }
+        let Some(spec) = spec(key) else {
+            return Err(ConfigError::new(
+                key,
+                format!("unknown key; the keys are {}", KEYS.join(", ")),
+            ));
+        };
+        let mismatch = || {
+            ConfigError::new(
+                key,
+                "the key's check in the table does not fit its field".to_string(),
+            )
+        };
+        match (key, check(spec, value)?) {
+            ("backend", Checked::Word(w)) => self.backend = word(key, w)?,
+            ("devices", Checked::Devices(d)) => self.devices = d,
+            ("cpu_devices", Checked::Count(n)) => self.cpu_devices = n,
+            ("gpu_workers_per_device", Checked::Count(n)) => self.gpu_workers_per_device = n,
+            ("lock", Checked::Word(w)) => self.lock = word(key, w)?,
+            ("synthesis_workers", Checked::Count(n)) => self.synthesis_workers = n,
+            ("synthesis_threads", Checked::Count(n)) => self.synthesis_threads = n,
+            ("prover_threads", Checked::Count(n)) => self.prover_threads = n,
+            ("precompiled", Checked::Bool(b)) => self.precompiled = b,
+            ("prestage", Checked::Bool(b)) => self.prestage = b,
+            ("msm_double_buffer", Checked::Bool(b)) => self.msm_double_buffer = b,
+            ("msm_accumulation", Checked::Word(w)) => self.msm_accumulation = word(key, w)?,
+            ("shifted_bases", Checked::Word(w)) => self.shifted_bases = word(key, w)?,
+            ("b_g2_on", Checked::Word(w)) => self.b_g2_on = word(key, w)?,
+            ("srs_residency", Checked::Word(w)) => self.srs_residency = word(key, w)?,
+            ("host_memory_budget", Checked::Budget(b)) => self.host_memory_budget = b,
+            ("vram_budget", Checked::Budget(b)) => self.vram_budget = b,
+            _ => return Err(mismatch()),
         }
         Ok(())
     }

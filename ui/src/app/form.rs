@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use provetop_telemetry::config::{parse_budget, Budget, EngineConfig, Liveness, KEYS};
+use provetop_telemetry::config::{parse_budget, spec, Budget, Check, EngineConfig, Liveness, KEYS};
 
 /// A row of the settings form, in the order of [`ROWS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,23 +50,21 @@ pub enum FieldKind {
     Startup,
 }
 
-/// How the settings form edits `key`; a key it does not list is a budget.
+/// How the settings form edits `key`, from the table of `[engine]` keys; a key it does not
+/// know is fixed.
 pub fn field_kind(key: &str) -> FieldKind {
-    if EngineConfig::liveness(key) == Some(Liveness::Startup) {
+    let Some(spec) = spec(key) else {
+        return FieldKind::Startup;
+    };
+    if spec.live == Liveness::Startup {
         return FieldKind::Startup;
     }
-    match key {
-        "cpu_devices" => FieldKind::Count(1, 64),
-        "gpu_workers_per_device" => FieldKind::Count(1, 16),
-        "synthesis_workers" => FieldKind::Count(1, 256),
-        "synthesis_threads" | "prover_threads" => FieldKind::Count(1, 4096),
-        "lock" => FieldKind::Choice(&["single", "two-lock", "none"]),
-        "b_g2_on" => FieldKind::Choice(&["cpu", "gpu"]),
-        "msm_accumulation" => FieldKind::Choice(&["xyzz", "batch-affine"]),
-        "shifted_bases" => FieldKind::Choice(&["auto", "off"]),
-        "srs_residency" => FieldKind::Choice(&["auto", "host", "device"]),
-        "precompiled" | "prestage" | "msm_double_buffer" => FieldKind::Bool,
-        _ => FieldKind::Budget,
+    match spec.check {
+        Check::Count(lo, hi) => FieldKind::Count(lo, hi),
+        Check::Choice(opts) => FieldKind::Choice(opts),
+        Check::Bool => FieldKind::Bool,
+        Check::Budget => FieldKind::Budget,
+        Check::Devices => FieldKind::Startup,
     }
 }
 
@@ -168,6 +166,27 @@ fn step_budget(v: &str, dir: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rows_and_their_steps_are_the_tables() {
+        use provetop_telemetry::config::{ENGINE_KEYS, MAX_WORKERS};
+        for (row, s) in ROWS.iter().zip(ENGINE_KEYS.iter()) {
+            assert_eq!(*row, Row::Engine(s.name));
+        }
+        assert_eq!(ROWS[ENGINE_KEYS.len()], Row::Theme);
+        assert_eq!(
+            field_kind("synthesis_workers"),
+            FieldKind::Count(1, MAX_WORKERS)
+        );
+        assert_eq!(
+            field_kind("lock"),
+            FieldKind::Choice(&["single", "two-lock", "none"])
+        );
+        assert_eq!(field_kind("backend"), FieldKind::Startup);
+        assert_eq!(field_kind("prestage"), FieldKind::Bool);
+        assert_eq!(field_kind("vram_budget"), FieldKind::Budget);
+        assert_eq!(field_kind("colour"), FieldKind::Startup);
+    }
 
     #[test]
     fn steps_validate_and_collect_in_key_order() {

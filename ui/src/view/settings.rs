@@ -109,11 +109,7 @@ fn form_lines<'a>(state: &State, theme: &Theme, ui: &Ui, width: usize) -> Vec<(u
             match row {
                 Row::Engine(key) => {
                     let current = cfg.get(key).unwrap_or_default();
-                    let tag = match EngineConfig::liveness(key) {
-                        Some(Liveness::Live) => "live",
-                        Some(Liveness::NextJob) => "next job",
-                        _ => "restart",
-                    };
+                    let tag = EngineConfig::liveness(key).map_or("", Liveness::label);
                     let mut spans = vec![];
                     if let Some(text) = editing {
                         spans.push(Span::styled(format!("{current} → "), base));
