@@ -98,7 +98,7 @@ impl Tally {
 pub fn main(args: &BenchArgs, server: &str, token_file: &std::path::Path) -> Result<i32> {
     let token = run::usage(crate::token::read(token_file, "--token-file"))?;
     let target = run::usage(client::target(server, None))?;
-    let proofs = args.engine.proofs;
+    let proofs = args.engine.proofs();
     let in_flight = match args.engine.concurrency {
         Concurrency::Jobs(n) => n,
         Concurrency::Auto => AUTO_IN_FLIGHT,

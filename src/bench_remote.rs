@@ -41,7 +41,7 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
     let circuit_id = kind.circuit_id(size);
     let verifier = kind.verifier();
     let checker = crate::verify::Checker::new(&request, args.engine.params_cache.clone())?;
-    let proofs = args.engine.proofs;
+    let proofs = args.engine.proofs();
     let outstanding = match args.engine.concurrency {
         Concurrency::Jobs(n) => n,
         Concurrency::Auto => AUTO_OUTSTANDING,

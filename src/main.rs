@@ -22,6 +22,7 @@ mod kernels;
 mod logging;
 mod mix;
 mod params;
+mod proof_file;
 mod replay;
 mod request_file;
 mod run;

@@ -360,9 +360,9 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub blocks: usize,
 
-    /// Jobs to prove.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub proofs: u64,
+    /// Jobs to prove [default: until quit in the dashboard; 3 headless, in bench and tune]
+    #[arg(long, value_name = "N")]
+    pub proofs: Option<u64>,
 
     /// Partitions per job; each partition yields one 192-byte proof (a Filecoin workload's
     /// jobs have their proof's: a 32GiB PoRep 10, a SnapDeals update 16, a PoSt 1).
@@ -519,7 +519,15 @@ pub struct EngineArgs {
     pub vram_budget: Option<String>,
 }
 
+/// Jobs a run proves when `--proofs` is not given and it is not the dashboard.
+pub const DEFAULT_PROOFS: u64 = 3;
+
 impl EngineArgs {
+    /// `--proofs`, or [`DEFAULT_PROOFS`]: the dashboard alone proves until quit without it.
+    pub fn proofs(&self) -> u64 {
+        self.proofs.unwrap_or(DEFAULT_PROOFS)
+    }
+
     /// The `[engine]` flags that were given, as (key, value).
     pub fn config_overrides(&self) -> Vec<(&'static str, String)> {
         let flags = [
