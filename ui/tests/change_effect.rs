@@ -39,8 +39,8 @@ fn an_applied_change_shows_its_effect_under_it() {
         "{under}"
     );
     insta::assert_snapshot!("change_effect_160x48", format!("{row}\n{under}"));
-    // Narrow: the values stay whole, the effect still there.
-    let screen = text(&render(&mut app, 80, 24));
+    // Narrower: the values stay whole, the effect still there.
+    let screen = text(&render(&mut app, 120, 40));
     let (row, under) = change_lines(&screen);
     assert!(row.contains(": single → two-lock"), "{row}");
     assert!(under.contains("+20.0 %"), "{under}\n{screen}");

@@ -85,13 +85,13 @@ fn q_ends_a_run_until_quit_at_once_and_asks_for_a_bounded_one() {
 fn the_help_scrolls_where_it_does_not_fit() {
     let mut app = gpu_app();
     keys(&mut app, "?");
-    let screen = text(&render(&mut app, 80, 24));
+    let screen = text(&render(&mut app, 80, 15));
     assert!(screen.contains("Help · ↑↓ scroll 0/"), "{screen}");
     assert!(!screen.contains("esc closes"), "{screen}");
     for _ in 0..40 {
         key(&mut app, KeyCode::Down);
     }
-    let screen = text(&render(&mut app, 80, 24));
+    let screen = text(&render(&mut app, 80, 15));
     assert!(screen.contains("esc closes"), "{screen}");
     assert!(app.ui.help, "scrolling closed the help");
 }
