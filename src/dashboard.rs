@@ -280,7 +280,7 @@ impl Setup {
         let step = Arc::new(Mutex::new(None));
         let (tx, done) = crossbeam_channel::bounded(1);
         let latest = step.clone();
-        std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("setup".into())
             .spawn(move || {
                 let sink = |s: &crate::params::Step| {
@@ -292,9 +292,11 @@ impl Setup {
                 };
                 let r = crate::params::prepare_with(&session, Some(&sink)).map(|_| ());
                 let _ = tx.send(r);
-            })
-            .map_err(|e| tracing::error!("starting the setup thread: {e}"))
-            .ok();
+            });
+        // Without the thread its sender is gone: the dashboard reports setup stopped.
+        if let Err(e) = spawned {
+            tracing::error!("starting the setup thread: {e}");
+        }
         Setup { step, done }
     }
 
