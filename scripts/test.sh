@@ -46,6 +46,8 @@ PYTHONPATH="$stubs" python3 scripts/serve-test.py --bin "${CARGO_TARGET_DIR:-tar
   --cache "${CARGO_TARGET_DIR:-target}/tmp/porep-2kib-cache"
 section "scripts/tui-test.sh"
 PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/tui-test.sh
+section "scripts/firstminute-test.sh (the dashboard's first minute at 60x15, 80x24 and 160x48)"
+PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/firstminute-test.sh
 section "scripts/attach-test.sh (provetop attach to serve: two viewers, the token, a restart, TLS)"
 PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/attach-test.sh
 section "done"

@@ -98,7 +98,7 @@ impl Tally {
 pub fn main(args: &BenchArgs, server: &str, token_file: &std::path::Path) -> Result<i32> {
     let token = run::usage(crate::token::read(token_file, "--token-file"))?;
     let target = run::usage(client::target(server, None))?;
-    let proofs = args.jobs.proofs;
+    let proofs = args.jobs.proofs.unwrap_or(crate::cli::DEFAULT_PROOFS);
     let in_flight = match args.concurrency.concurrency {
         Concurrency::Jobs(n) => n,
         Concurrency::Auto => AUTO_IN_FLIGHT,

@@ -41,7 +41,7 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
     let circuit_id = kind.circuit_id(size);
     let verifier = kind.verifier();
     let checker = crate::verify::Checker::new(&request, args.session.params_cache.clone())?;
-    let proofs = args.jobs.proofs;
+    let proofs = args.jobs.proofs.unwrap_or(crate::cli::DEFAULT_PROOFS);
     let outstanding = match args.concurrency.concurrency {
         Concurrency::Jobs(n) => n,
         Concurrency::Auto => AUTO_OUTSTANDING,

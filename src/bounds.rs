@@ -36,7 +36,7 @@ pub fn command(cli: &crate::cli::Cli) -> Result<()> {
         Some(_) => None,
     };
     if let Some(e) = engine {
-        counts(e.proofs, e.partitions)?;
+        counts(e.proofs(), e.partitions)?;
         if let crate::cli::Concurrency::Jobs(c) = e.concurrency {
             if c > MAX_CONCURRENCY {
                 bail!("--concurrency {c}: at most {MAX_CONCURRENCY} jobs in flight");

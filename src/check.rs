@@ -17,6 +17,8 @@ use provetop_engine::prover;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
+use crate::run::UsageError;
+
 struct Report {
     failed: usize,
     total: usize,
@@ -60,7 +62,15 @@ pub fn main(max_log2: u32) -> Result<i32> {
     let seed: u64 = rand::random();
     println!("check: seed {seed}");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let gpus = cuda::executors(&[])?;
+    // No usable GPU is not a GPU that miscomputed: nothing was checked, and a supervisor
+    // must not read it as a failed check.
+    let gpus = match cuda::executors(&[]) {
+        Ok(g) if !g.is_empty() => g,
+        Ok(_) => return Err(UsageError(anyhow::anyhow!("no GPU: nothing checked")).into()),
+        Err(e) => {
+            return Err(UsageError(anyhow::anyhow!("no GPU: nothing checked ({e:#})")).into())
+        }
+    };
     let mut rep = Report {
         failed: 0,
         total: 0,

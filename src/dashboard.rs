@@ -5,14 +5,17 @@
 
 use anyhow::{Context, Result};
 use crossbeam_channel::Receiver;
+use parking_lot::Mutex;
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome};
 use provetop_telemetry::control::Control;
 use provetop_telemetry::record::{Recorder, Recording};
 use provetop_telemetry::{Event, LogLine, Subscription};
-use provetop_ui::app::RecordingStatus;
+use provetop_ui::app::{RecordingStatus, RunPhase};
 use provetop_ui::replay::Replay;
 use provetop_ui::{terminal, App, AppOptions, UiSettings};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cli::Cli;
@@ -29,6 +32,10 @@ pub(crate) trait Source {
     fn ingest(&mut self, app: &mut App);
     /// Carries out one `Control`; false on quit.
     fn control(&mut self, c: Control, app: &mut App) -> bool;
+    /// Whether the source has ended the session by itself (a failed setup).
+    fn ended(&self) -> bool {
+        false
+    }
 }
 
 /// The `[ui]` settings from the config file and `--theme`.
@@ -41,6 +48,17 @@ pub(crate) fn settings(
         settings.theme = theme.to_string();
     }
     Ok(settings)
+}
+
+/// The app over `session`, its theme fitted to the colours this terminal shows.
+pub(crate) fn app(
+    session: provetop_telemetry::SessionInfo,
+    settings: UiSettings,
+    opts: AppOptions,
+) -> App {
+    let mut app = App::new(session, settings, opts);
+    app.set_colours(provetop_ui::Colours::detect());
+    app
 }
 
 pub(crate) fn options(config: Option<PathBuf>, partitions: u32) -> AppOptions {
@@ -57,22 +75,30 @@ pub fn main(cli: &Cli) -> Result<i32> {
     let args = &cli.engine_args();
     let settings = settings(args.config.as_deref(), cli.theme.as_deref())?;
     let mut session = run::start(args)?;
-    // On the normal screen, before the dashboard takes it: parameter generation reports there.
-    crate::params::prepare(&session)?;
     let events = session.engine.bus().subscribe(BUS_CAPACITY);
     let recorder = session.recorder.take();
-    let mut app = App::new(
+    let session = Arc::new(session);
+    let mut app = app(
         run::session_info(&session.engine, &session.plan),
         settings,
         options(args.config.clone(), session.plan.partitions),
     );
-    let jobs = Jobs::start(&session, &mut app);
+    // Parameters and the circuit's recording are made behind the dashboard, which shows them.
+    let setup = Setup::start(session.clone());
     let mut live = Live {
         session: &session,
         events,
-        jobs,
+        jobs: Jobs::new(&session, args.proofs),
+        setup: Some(setup),
+        failed: None,
         pane: logging::pane(),
         recorder,
+    };
+    app.ui.run = RunPhase::Setup {
+        what: "starting".into(),
+        done: 0.0,
+        elapsed: 0.0,
+        left: None,
     };
     let mut tui = terminal::enter().context("setting up the terminal")?;
     let result = event_loop(&mut tui, &mut app, &mut live);
@@ -84,20 +110,26 @@ pub fn main(cli: &Cli) -> Result<i32> {
     if let Some(r) = live.recorder.take() {
         run::report_recording(r.stop());
     }
+    if let Some(e) = live.failed.take() {
+        return Err(e);
+    }
     let engine = &session.engine;
     let p = &app.state.pipeline;
-    // Open jobs are dropped, and planned ones never start; running partitions end with the
-    // process.
+    // Jobs in flight are cancelled: a run until quit ends there; a bounded one says what it
+    // left undone.
     let open: Vec<u64> = p.open_jobs().map(|j| j.job).collect();
-    let unfinished = open.len() as u64 + live.jobs.planned.saturating_sub(live.jobs.submitted);
+    let unfinished = live.jobs.unfinished();
     let mut line = format!(
         "provetop: {} proof(s) verified, {} failed, in {:.1} s",
         p.verified,
         p.failed,
         engine.clock().now() as f64 / 1e9
     );
-    if unfinished > 0 {
-        line.push_str(&format!("; {unfinished} job(s) unfinished, dropped"));
+    if !open.is_empty() {
+        line.push_str(&format!("; {} job(s) in flight cancelled", open.len()));
+    }
+    if let (Some(bound), 1..) = (live.jobs.bound, unfinished) {
+        line.push_str(&format!("; {unfinished} of {bound} job(s) unfinished"));
     }
     eprintln!("{line}");
     for j in open {
@@ -121,7 +153,7 @@ pub fn replay(
     let settings = settings(config.as_deref(), theme)?;
     let now = Instant::now();
     let mut replay = Replay::new(rec, &file.display().to_string(), now);
-    let mut app = App::new(replay.session().clone(), settings, options(config, 1));
+    let mut app = app(replay.session().clone(), settings, options(config, 1));
     if speed != 1.0 {
         replay.transport(
             provetop_telemetry::control::Transport::Speed(speed),
@@ -148,50 +180,136 @@ pub(crate) fn show(app: &mut App, source: &mut dyn Source) -> Result<()> {
     result
 }
 
-/// The session's plan: `--proofs` jobs, `--concurrency` of them submitted at once, plus the
-/// jobs submitted from the dashboard.
+/// The session's jobs: `--concurrency` of them in flight, each replaced as it finishes, until
+/// quit or, with `--proofs N`, until N have been submitted.
 struct Jobs {
     spec: JobSpec,
-    planned: u64,
+    /// `--proofs N`; None proves until quit.
+    bound: Option<u64>,
+    concurrency: u64,
+    schedule: Vec<provetop_engine::pipeline::Scheduled>,
+    /// The run's own jobs (not those submitted from the dashboard), and how many ended.
+    ours: BTreeSet<u64>,
     submitted: u64,
+    done: u64,
 }
 
 impl Jobs {
-    fn start(session: &Session, app: &mut App) -> Jobs {
+    fn new(session: &Session, bound: Option<u64>) -> Jobs {
         let plan = &session.plan;
-        let mut jobs = Jobs {
+        Jobs {
             spec: JobSpec {
                 workload: plan.workload.clone(),
                 partitions: plan.partitions,
                 seed: plan.seed,
                 priority: provetop_engine::pipeline::Priority::Normal,
             },
-            planned: plan.proofs,
+            bound,
+            concurrency: plan.concurrency.max(1),
+            schedule: plan.schedule.clone(),
+            ours: BTreeSet::new(),
             submitted: 0,
-        };
-        session.engine.schedule(plan.schedule.clone());
-        for _ in 0..plan.proofs.min(plan.concurrency) {
-            jobs.next(&session.engine, app);
+            done: 0,
         }
-        jobs
+    }
+
+    /// Once setup is done: the schedule's clock starts and the first jobs go in.
+    fn start(&mut self, engine: &EngineHandle, app: &mut App) {
+        engine.schedule(std::mem::take(&mut self.schedule));
+        for _ in 0..self.concurrency {
+            self.next(engine, app);
+        }
+        self.show(app);
     }
 
     fn next(&mut self, engine: &EngineHandle, app: &mut App) {
-        if self.submitted < self.planned {
-            self.submitted += 1;
-            if let Err(e) = engine.submit(self.spec.clone()) {
-                app.report(&format!("submitting a job: {e:#}"));
+        if self.bound.is_some_and(|b| self.submitted >= b) {
+            return;
+        }
+        self.submitted += 1;
+        match engine.submit(self.spec.clone()) {
+            Ok(id) => {
+                self.ours.insert(id);
+            }
+            Err(e) => app.report(&format!("submitting a job: {e:#}")),
+        }
+    }
+
+    /// Planned jobs that did not finish: 0 for a run until quit.
+    fn unfinished(&self) -> u64 {
+        self.bound.map_or(0, |b| b.saturating_sub(self.done))
+    }
+
+    /// Outcomes: a finished job of the run makes room for the next.
+    fn drain(&mut self, engine: &EngineHandle, app: &mut App) {
+        while let Ok(o) = engine.outcomes().try_recv() {
+            if let Outcome::JobDone { job, .. } = o {
+                if self.ours.remove(&job) {
+                    self.done += 1;
+                    self.next(engine, app);
+                    self.show(app);
+                    if self.bound == Some(self.done) {
+                        let text = format!("finished: all {} jobs done; q quits", self.done);
+                        app.ui.notify(app.state.now, text, false);
+                    }
+                }
             }
         }
     }
 
-    /// Outcomes: a finished job makes room for the next planned one.
-    fn drain(&mut self, engine: &EngineHandle, app: &mut App) {
-        while let Ok(o) = engine.outcomes().try_recv() {
-            if let Outcome::JobDone { .. } = o {
-                self.next(engine, app);
-            }
+    fn show(&self, app: &mut App) {
+        app.ui.run = match self.bound {
+            Some(b) if self.done >= b => RunPhase::Finished { jobs: b },
+            bound => RunPhase::Proving {
+                done: self.done,
+                bound,
+            },
+        };
+    }
+}
+
+/// Setup on its own thread (parameters, the circuit's recording, page-locked memory), its
+/// latest step for the header, and its end.
+struct Setup {
+    step: Arc<Mutex<Option<(String, f64, f64)>>>,
+    done: Receiver<Result<()>>,
+}
+
+impl Setup {
+    fn start(session: Arc<Session>) -> Setup {
+        let step = Arc::new(Mutex::new(None));
+        let (tx, done) = crossbeam_channel::bounded(1);
+        let latest = step.clone();
+        let spawned = std::thread::Builder::new()
+            .name("setup".into())
+            .spawn(move || {
+                let sink = |s: &crate::params::Step| {
+                    let frac = match s.total {
+                        0 => 0.0,
+                        n => (s.done as f64 / n as f64).clamp(0.0, 1.0),
+                    };
+                    *latest.lock() = Some((s.what.to_string(), frac, s.elapsed.as_secs_f64()));
+                };
+                let r = crate::params::prepare_with(&session, Some(&sink)).map(|_| ());
+                let _ = tx.send(r);
+            });
+        // Without the thread its sender is gone: the dashboard reports setup stopped.
+        if let Err(e) = spawned {
+            tracing::error!("starting the setup thread: {e}");
         }
+        Setup { step, done }
+    }
+
+    /// The header's setup line, from the latest step.
+    fn phase(&self) -> Option<RunPhase> {
+        let (what, done, elapsed) = self.step.lock().clone()?;
+        let left = (done > 0.01).then(|| elapsed * (1.0 - done) / done);
+        Some(RunPhase::Setup {
+            what,
+            done,
+            elapsed,
+            left,
+        })
     }
 }
 
@@ -219,6 +337,9 @@ fn event_loop(tui: &mut terminal::Tui, app: &mut App, source: &mut dyn Source) -
         let now = Instant::now();
         if input || now >= next_frame {
             source.ingest(app);
+            if source.ended() {
+                return Ok(());
+            }
             tui.terminal.draw(|f| app.draw(f))?;
             if now >= next_frame {
                 next_frame = (next_frame + frame).max(now);
@@ -249,6 +370,10 @@ struct Live<'a> {
     session: &'a Session,
     events: Subscription,
     jobs: Jobs,
+    /// Until setup ends; then the jobs start.
+    setup: Option<Setup>,
+    /// Why setup failed: the dashboard closes and the command fails with it.
+    failed: Option<anyhow::Error>,
     pane: Option<Receiver<PaneLine>>,
     recorder: Option<Recorder>,
 }
@@ -262,6 +387,22 @@ impl Source for Live<'_> {
         app.state.dropped = self.events.dropped();
         let clock = engine.clock();
         pane_lines(app, self.pane.as_ref(), |t| clock.at(t));
+        if let Some(setup) = &self.setup {
+            if let Some(phase) = setup.phase() {
+                app.ui.run = phase;
+            }
+            match setup.done.try_recv() {
+                Ok(Ok(())) => {
+                    self.setup = None;
+                    self.jobs.start(engine, app);
+                }
+                Ok(Err(e)) => self.failed = Some(e),
+                Err(crossbeam_channel::TryRecvError::Empty) => {}
+                Err(crossbeam_channel::TryRecvError::Disconnected) => {
+                    self.failed = Some(anyhow::anyhow!("setup stopped without a word"));
+                }
+            }
+        }
         self.jobs.drain(engine, app);
         app.state.advance(clock.now());
         app.ui.recording = self.recorder.as_ref().map(|r| {
@@ -275,6 +416,10 @@ impl Source for Live<'_> {
                 dropped: s.dropped.total(),
             }
         });
+    }
+
+    fn ended(&self) -> bool {
+        self.failed.is_some()
     }
 
     fn control(&mut self, c: Control, app: &mut App) -> bool {

@@ -3,6 +3,7 @@
 //! terminal. `PROVETOP_LOG` overrides the filter.
 
 use crossbeam_channel::{bounded, Receiver, Sender};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -151,9 +152,13 @@ pub fn init(stderr: bool) -> Option<tracing_appender::non_blocking::WorkerGuard>
         }
         None => (None, None),
     };
+    // Colour only for a person at a terminal: files and journald get plain text.
+    let ansi = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let stderr_layer = stderr.then(|| {
         fmt::layer()
             .with_writer(std::io::stderr)
+            .with_ansi(ansi)
             .without_time()
             .with_target(false)
             .with_filter(EnvFilter::new("warn"))

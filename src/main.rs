@@ -23,6 +23,7 @@ mod kernels;
 mod logging;
 mod mix;
 mod params;
+mod proof_file;
 mod replay;
 mod request_file;
 mod run;

@@ -16,13 +16,30 @@ use crate::run::{usage, Session};
 /// records their circuits for the pre-compiled path, and page-locks the prestaging memory for
 /// the largest. A mismatching `--params` file is bad input.
 pub fn prepare(session: &Session) -> Result<Arc<Loaded>> {
+    prepare_with(session, None)
+}
+
+/// A step of setup as it goes: what (`parameters for k14: G1 queries`, `circuit k14`), how
+/// much of it is done (`done` of `total`), and how long it has taken.
+pub struct Step<'a> {
+    pub what: &'a str,
+    pub done: usize,
+    pub total: usize,
+    pub elapsed: Duration,
+}
+
+/// Where setup reports its steps: the dashboard's header, or stderr when `None`.
+pub type Sink<'a> = Option<&'a (dyn Fn(&Step) + Sync)>;
+
+/// [`prepare`], reporting each step to `sink` (stderr when `None`).
+pub fn prepare_with(session: &Session, sink: Sink) -> Result<Arc<Loaded>> {
     let mut first = None;
     let mut largest: Option<(Arc<Loaded>, bool)> = None;
     for part in &session.plan.parts {
-        let loaded = load(session, &part.workload)?;
+        let loaded = load(session, &part.workload, sink)?;
         let precompiled = session.engine.precompiled_for(&part.workload);
         if precompiled {
-            record_circuit(session, &part.workload)?;
+            record_circuit(session, &part.workload, sink)?;
         }
         let rows = |l: &Loaded| l.shape.num_rows();
         if largest
@@ -34,18 +51,27 @@ pub fn prepare(session: &Session) -> Result<Arc<Loaded>> {
         first.get_or_insert(loaded);
     }
     if let Some((loaded, precompiled)) = largest {
-        reserve_prestage(session, &loaded, precompiled);
+        reserve_prestage(session, &loaded, precompiled, sink);
     }
     first.context("a run without a workload")
 }
 
 /// One workload's parameters, with progress on stderr at most once a second.
-fn load(session: &Session, workload: &Workload) -> Result<Arc<Loaded>> {
+fn load(session: &Session, workload: &Workload, sink: Sink) -> Result<Arc<Loaded>> {
     let started = Instant::now();
     let last = parking_lot::Mutex::new(Instant::now());
     let label = workload.label();
-    let tty = std::io::stderr().is_terminal();
+    let tty = std::io::stderr().is_terminal() && sink.is_none();
     let progress = |stage: &str, done: usize, total: usize| {
+        if let Some(sink) = sink {
+            let what = format!("parameters for {label}: {stage}");
+            return sink(&Step {
+                what: &what,
+                done,
+                total,
+                elapsed: started.elapsed(),
+            });
+        }
         let mut last = last.lock();
         // On a terminal one line redrawn in place; elsewhere a line every few seconds.
         let every = Duration::from_secs(if tty { 1 } else { 5 });
@@ -62,8 +88,13 @@ fn load(session: &Session, workload: &Workload) -> Result<Arc<Loaded>> {
     let loaded = store
         .get(workload, &progress)
         .with_context(|| format!("parameters for {label}"));
+    // The bar redrawn in place is cleared, not left at its last figure above what follows.
     if tty && started.elapsed() >= Duration::from_secs(1) {
-        eprintln!();
+        eprint!("\r\x1b[2K");
+        if loaded.is_ok() {
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!("params: {label} ready in {secs:.1} s");
+        }
     }
     // Parameters the user named that do not fit are bad input; a failed setup is not.
     match session.params_file {
@@ -97,10 +128,20 @@ fn progress_line(label: &str, stage: &str, done: usize, total: usize, took: Dura
 
 /// Records the workload's circuit for the pre-compiled path before the first job (or reads
 /// it from the cache beside the parameters), with progress on stderr.
-fn record_circuit(session: &Session, workload: &Workload) -> Result<()> {
+fn record_circuit(session: &Session, workload: &Workload, sink: Sink) -> Result<()> {
     let label = workload.label();
+    let started = Instant::now();
     let last = parking_lot::Mutex::new(Instant::now());
     let progress = |_: &str, done: usize, total: usize| {
+        if let Some(sink) = sink {
+            let what = format!("recording circuit {label}");
+            return sink(&Step {
+                what: &what,
+                done,
+                total,
+                elapsed: started.elapsed(),
+            });
+        }
         let mut last = last.lock();
         if last.elapsed() >= Duration::from_secs(1) && total > 0 {
             *last = Instant::now();
@@ -111,7 +152,7 @@ fn record_circuit(session: &Session, workload: &Workload) -> Result<()> {
         }
     };
     let (pc, origin) = session.engine.store().circuit(workload, &progress)?;
-    if let Some(Origin::Generated { seconds, .. }) = origin {
+    if let (Some(Origin::Generated { seconds, .. }), None) = (origin, sink) {
         eprintln!(
             "circuit: recorded {label} in {seconds:.1} s ({} terms, {:.0} MB)",
             pc.nnz(),
@@ -123,8 +164,16 @@ fn record_circuit(session: &Session, workload: &Workload) -> Result<()> {
 
 /// Page-locks the prestaging memory before the first job, saying so when it takes a while.
 /// Failing to is not an error: partitions then stage as they go.
-fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool) {
+fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool, sink: Sink) {
     let start = Instant::now();
+    if let Some(sink) = sink {
+        sink(&Step {
+            what: "page-locking memory for witnesses",
+            done: 0,
+            total: 0,
+            elapsed: Duration::ZERO,
+        });
+    }
     match session.engine.reserve_prestage(loaded, precompiled) {
         Ok(0) => {}
         Ok(bytes) => {
@@ -134,7 +183,9 @@ fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool) {
                 start.elapsed().as_secs_f64()
             );
             tracing::info!("{line}");
-            eprintln!("{line}");
+            if sink.is_none() {
+                eprintln!("{line}");
+            }
         }
         Err(e) => tracing::warn!(
             "prestage: could not page-lock memory ahead ({e:#}); partitions will stage as they go"

@@ -129,7 +129,7 @@ pub fn start_mixed(args: &EngineArgs, mix: Option<&Mix>) -> Result<Session> {
     if let Some(why) = why_not_cuda {
         tracing::info!("backend auto: using the cpu backend because {why}");
     }
-    usage(crate::bounds::counts(args.proofs, args.partitions))?;
+    usage(crate::bounds::counts(args.proofs(), args.partitions))?;
     usage(crate::bounds::backend(&cfg, engine_backend))?;
     let parts = usage(parts(args, mix, engine_backend))?;
     for part in &parts {
@@ -158,7 +158,7 @@ pub fn start_mixed(args: &EngineArgs, mix: Option<&Mix>) -> Result<Session> {
     }
     let plan = Plan {
         workload: first.workload,
-        proofs: args.proofs,
+        proofs: args.proofs(),
         partitions: first.partitions,
         parts,
         // `auto` is chosen once the engine knows its workers.

@@ -1,7 +1,7 @@
 //! `provetop verify`: filecoin-proofs' own verifier of the request's kind (`verify_seal`,
 //! `verify_empty_sector_update_proof`, `verify_window_post`, `verify_winning_post`) over a
 //! proof of a request file, with the verifying key of the parameters this machine proves with
-//! (exit 0 verified, 1 not).
+//! (exit 0 verified, 1 not; 2 for a file that is not proofs).
 
 use anyhow::{Context, Result};
 use provetop_engine::circuit::Workload;
@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::cli::VerifyArgs;
-use crate::run::usage;
+use crate::proof_file::Shape;
+use crate::run::{usage, UsageError};
 
 pub fn main(args: &VerifyArgs) -> Result<i32> {
     let request = usage(crate::request_file::read(&args.request))?;
@@ -20,6 +21,16 @@ pub fn main(args: &VerifyArgs) -> Result<i32> {
         provetop_telemetry::input::read_regular(&args.proof, provetop_telemetry::input::SMALL_FILE)
             .with_context(|| format!("--proof {}", args.proof.display())),
     )?;
+    // Its shape first: a file that is not proofs is bad input, a point off the curve a proof
+    // that cannot verify, both said before parameters are read.
+    match crate::proof_file::check(&args.proof, &proof) {
+        Ok(_) => {}
+        Err(Shape::Malformed(why)) => return Err(UsageError(anyhow::anyhow!("{why}")).into()),
+        Err(Shape::Invalid(why)) => {
+            println!("not verified: {why}");
+            return Ok(1);
+        }
+    }
     let checker = Checker::new(&request, args.params_cache.clone())?;
     let verifier = checker.proof.kind().verifier();
     match checker.check(&proof)? {
@@ -28,7 +39,7 @@ pub fn main(args: &VerifyArgs) -> Result<i32> {
             Ok(0)
         }
         false => {
-            println!("not verified: {verifier} rejected the proof");
+            println!("not verified: {verifier} rejected {}", args.proof.display());
             Ok(1)
         }
     }

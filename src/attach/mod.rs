@@ -12,7 +12,6 @@ use anyhow::{anyhow, Result};
 use provetop_telemetry::record::stream::{decode_frame, Relay};
 use provetop_telemetry::record::Recording;
 use provetop_telemetry::text::printable;
-use provetop_ui::App;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -124,7 +123,7 @@ pub fn main(args: &AttachArgs, interactive: bool, theme: Option<&str>) -> Result
     if !interactive {
         return headless(client, first, recorder, &args.addr);
     }
-    let mut app = App::new(
+    let mut app = crate::dashboard::app(
         first.session.clone(),
         settings,
         crate::dashboard::options(args.config.clone(), 1),

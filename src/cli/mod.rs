@@ -16,7 +16,9 @@ pub use engine_flags::EngineFlags;
 pub use network::{AttachArgs, ServeArgs};
 use network::{ATTACH_HELP, SERVE_AFTER_HELP};
 pub use position::parse;
-pub use run_args::{ConcurrencyArgs, EngineArgs, InputArgs, JobsArgs, SessionArgs, WorkloadArgs};
+pub use run_args::{
+    ConcurrencyArgs, EngineArgs, InputArgs, JobsArgs, SessionArgs, WorkloadArgs, DEFAULT_PROOFS,
+};
 
 const AFTER_HELP: &str = "\
 Files:

@@ -77,15 +77,15 @@ pub struct InputArgs {
     pub sector_id: Option<u64>,
 }
 
-/// Jobs a run proves when `--proofs` does not say.
-const DEFAULT_PROOFS: u64 = 3;
+/// Jobs a run proves when `--proofs` is not given and it is not the dashboard.
+pub const DEFAULT_PROOFS: u64 = 3;
 
 /// How long a run proves and what it changes on the way.
 #[derive(Args, Debug, Clone)]
 pub struct JobsArgs {
-    /// Jobs to prove.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_PROOFS)]
-    pub proofs: u64,
+    /// Jobs to prove [default: until quit in the dashboard; 3 headless, in bench and tune]
+    #[arg(long, value_name = "N")]
+    pub proofs: Option<u64>,
 
     /// Apply changes during the run: WHEN is seconds from the start (5s, 2.5s) or pN, after the
     /// N-th finished partition; keys are the [engine] fields. Repeatable.
@@ -97,7 +97,7 @@ pub struct JobsArgs {
 impl Default for JobsArgs {
     fn default() -> Self {
         JobsArgs {
-            proofs: DEFAULT_PROOFS,
+            proofs: None,
             at: vec![],
         }
     }
@@ -152,7 +152,7 @@ pub struct EngineArgs {
     pub workload: WorkloadName,
     pub log2_constraints: Option<u32>,
     pub blocks: usize,
-    pub proofs: u64,
+    pub proofs: Option<u64>,
     pub partitions: u32,
     pub concurrency: Concurrency,
     pub seed: u64,
@@ -174,6 +174,11 @@ pub struct EngineArgs {
 }
 
 impl EngineArgs {
+    /// `--proofs`, or [`DEFAULT_PROOFS`]: the dashboard alone proves until quit without it.
+    pub fn proofs(&self) -> u64 {
+        self.proofs.unwrap_or(DEFAULT_PROOFS)
+    }
+
     /// A run of `workload` in `session` with `engine`'s settings; no Filecoin inputs, the
     /// default length and schedule, concurrency `auto`, until `with_*` says otherwise.
     pub fn new(session: &SessionArgs, workload: &WorkloadArgs, engine: &EngineFlags) -> Self {

@@ -206,19 +206,10 @@ impl Window {
         }
     }
 
-    /// The relative difference of the two halves' rates: what one window's rate may be off by.
+    /// The relative difference of the two halves' rates: what one window's rate may be off by
+    /// (the noise model the dashboard's before/after lines share).
     fn spread(&self) -> Option<f64> {
-        let n = self.times.len();
-        if n < 4 {
-            return None;
-        }
-        let o = self.opened?;
-        let mid = self.times[n / 2 - 1];
-        let (a, b) = (
-            (n / 2) as f64 / (mid.saturating_sub(o).max(1)) as f64,
-            (n - n / 2) as f64 / (self.times[n - 1].saturating_sub(mid).max(1)) as f64,
-        );
-        Some((a - b).abs() / (a + b))
+        provetop_telemetry::report::effect::spread(self.opened?, &self.times)
     }
 }
 
@@ -304,11 +295,7 @@ impl Search {
     /// The relative gain a change must beat: twice the windows' mean spread, at least 3 %, at
     /// most 25 %.
     pub fn threshold(&self) -> f64 {
-        let noise = match self.spreads.is_empty() {
-            true => 0.0,
-            false => self.spreads.iter().sum::<f64>() / self.spreads.len() as f64,
-        };
-        (2.0 * noise).clamp(MIN_GAIN - 1.0, 0.25)
+        provetop_telemetry::report::effect::threshold(&self.spreads).max(MIN_GAIN - 1.0)
     }
 
     /// Ends the running step: measured over its window, compared, kept or not. Returns the

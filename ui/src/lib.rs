@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod app;
+pub mod colours;
 pub mod config_edit;
 pub mod keys;
 pub mod replay;
@@ -18,6 +19,7 @@ pub mod theme;
 pub mod view;
 
 pub use app::{App, AppOptions};
+pub use colours::Colours;
 pub use ratatui;
 pub use settings::UiSettings;
 pub use state::State;

@@ -69,6 +69,10 @@ impl Replay {
     /// it reached.
     pub fn transport(&mut self, t: Transport, app: &mut App, now: Instant) {
         let at = app.state.now;
+        let jumped = matches!(
+            t,
+            Transport::SeekTo(_) | Transport::NextMark | Transport::NextConfig
+        );
         match t {
             Transport::Play => {
                 if self.player.at_end() {
@@ -102,6 +106,9 @@ impl Replay {
             },
         }
         self.ingest(app, now);
+        if jumped {
+            app.state.refresh_advice();
+        }
     }
 
     fn seek(&mut self, t: Nanos, app: &mut App, now: Instant) {

@@ -131,6 +131,35 @@ impl Theme {
         Style::default().bg(self.selection_bg)
     }
 
+    /// Every colour of the theme through `f` (fitting it to a terminal's palette).
+    pub fn map_colours(&mut self, mut f: impl FnMut(Color) -> Color) {
+        for c in [
+            &mut self.fg,
+            &mut self.bg,
+            &mut self.dim,
+            &mut self.accent,
+            &mut self.title,
+            &mut self.border,
+            &mut self.border_focus,
+            &mut self.selection_bg,
+            &mut self.ok,
+            &mut self.warn,
+            &mut self.error,
+            &mut self.gap,
+            &mut self.gap_selected,
+            &mut self.mark,
+            &mut self.config,
+            &mut self.gauge,
+            &mut self.gauge_empty,
+            &mut self.chart,
+        ] {
+            *c = f(*c);
+        }
+        for c in self.stages.values_mut() {
+            *c = f(*c);
+        }
+    }
+
     /// Parses a theme; keys left out take `base`'s values (the default theme when `None`).
     pub fn parse(text: &str, base: Option<&Theme>) -> Result<Theme, String> {
         let doc: toml::Table = toml::from_str(text).map_err(|e| format!("not valid TOML: {e}"))?;

@@ -18,6 +18,7 @@ fn verdict(knob: &str, from: &str, to: &str) -> Verdict {
             expected_gain: 1.8,
             reason: "measured".into(),
         }],
+        window: None,
     }
 }
 

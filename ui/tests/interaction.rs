@@ -243,11 +243,11 @@ fn the_pipeline_view_compares_the_segments_between_changes() {
     );
     // Each change line starts a row of the block; the newest three segments are listed.
     assert!(
-        screen.contains("│   after lock single → two-lock: proofs/h "),
+        screen.contains("│   after lock single → two-lock: since "),
         "{screen}"
     );
     assert!(
-        screen.contains("│   after mark: after two-lock: proofs/h "),
+        screen.contains("│   after mark: after two-lock: since "),
         "{screen}"
     );
 }

@@ -150,7 +150,7 @@ fn engine_flags_before_bench_are_benchs() {
     assert_eq!(e.config.as_deref(), Some(std::path::Path::new("bad.toml")));
     assert_eq!(e.record.as_deref(), Some(std::path::Path::new("r.ptrec")));
     assert_eq!(e.config_overrides(), [("lock", "none".to_string())]);
-    assert_eq!((e.proofs, e.at.len()), (1, 2));
+    assert_eq!((e.proofs, e.at.len()), (Some(1), 2));
     // Given on both sides: as if given twice after it.
     let err = parse_from(argv(&["--lock", "none", "bench", "--lock", "single"])).unwrap_err();
     assert_eq!(err.exit_code(), 2);
@@ -202,5 +202,5 @@ fn without_a_subcommand_the_flags_are_the_dashboards() {
     let cli = parse_from(argv(&["--lock", "two-lock", "--proofs", "4", "--headless"])).unwrap();
     assert!(cli.command.is_none() && cli.headless);
     let e = cli.engine_args();
-    assert_eq!((e.proofs, e.config_overrides().len()), (4, 1));
+    assert_eq!((e.proofs, e.config_overrides().len()), (Some(4), 1));
 }

@@ -90,6 +90,10 @@ pub struct Verdict {
     pub bottleneck: String,
     /// At most three recommendations, the largest expected gain first; may be empty.
     pub advice: Vec<Advice>,
+    /// The stretch judged (seconds on the session clock): the asked window cut to its work;
+    /// `None` where none had work, or the caller gave the evidence itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<(f64, f64)>,
 }
 
 /// What the advisor reads: a report's parts and the configuration in force.
@@ -177,6 +181,7 @@ pub fn advise(e: &Evidence) -> Verdict {
         return Verdict {
             bottleneck: "no device telemetry in this run: nothing to attribute".into(),
             advice: vec![],
+            window: None,
         };
     }
     let a = Advisor::new(e);
@@ -184,6 +189,7 @@ pub fn advise(e: &Evidence) -> Verdict {
         return Verdict {
             bottleneck: a.bottleneck(),
             advice: vec![],
+            window: None,
         };
     }
     let mut advice: Vec<Advice> = [
@@ -212,6 +218,7 @@ pub fn advise(e: &Evidence) -> Verdict {
     Verdict {
         bottleneck: a.bottleneck(),
         advice,
+        window: None,
     }
 }
 
@@ -319,6 +326,10 @@ impl<'a> Advisor<'a> {
             .iter()
             .filter(|(_, f)| **f > 0.0)
             .max_by(|a, b| a.1.total_cmp(b.1));
+        if busy < DEVICE_BOUND && top_cause.is_none() {
+            // Neither busy nor idle for a cause: the window held no device time to judge.
+            return format!("{subject} did no work in this window: nothing to judge");
+        }
         let Some((cause, f)) = top_cause.filter(|_| busy < DEVICE_BOUND) else {
             let kernels = self.stage("device_kernels");
             return format!(

@@ -45,6 +45,8 @@ pub struct ReportBuilder {
     pub(super) jobs: JobKinds,
     /// Per device, which job each compute span is for: who ends a gap, for each kind's gaps.
     pub(super) next_compute: NextCompute,
+    /// When there was work: the advisor judges only that part of a window.
+    pub(super) work: super::window::WorkLog,
 }
 
 #[derive(Default)]
@@ -126,6 +128,7 @@ impl ReportBuilder {
 
     /// A span: compute spans make devices busy; the others explain their gaps.
     pub fn add_span(&mut self, s: &Span) {
+        self.work.saw(s.start);
         self.gaps.add_span(s);
         self.add_region_span(s);
         match &s.lane {
@@ -220,15 +223,18 @@ impl ReportBuilder {
     pub fn add_job_event(&mut self, ev: &Event) {
         if let Event::Job(j) = ev {
             self.gaps.observe(ev);
+            self.work.saw(j.t);
             if j.partition.is_none() {
                 match j.state {
                     JobState::Submitted => {
+                        self.work.job(j.t, true);
                         self.open_jobs.insert(j.job);
                         if let Some(kind) = &j.kind {
                             self.jobs.submitted(j.job, kind, j.t);
                         }
                     }
                     JobState::Verified | JobState::Failed | JobState::Cancelled => {
+                        self.work.job(j.t, false);
                         self.open_jobs.remove(&j.job);
                         self.jobs.ended(j.job, j.t);
                     }

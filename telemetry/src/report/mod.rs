@@ -7,16 +7,21 @@
 
 mod builder;
 mod devices;
+pub mod effect;
 mod kind_gaps;
 mod kinds;
 mod segments;
 mod series;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_window;
+mod window;
 
 pub use builder::ReportBuilder;
 pub use kinds::{kinds_tell, DEFAULT_KIND};
 pub use segments::{Segment, SegmentChange, SegmentDevice};
+pub use window::MIN_PROOFS;
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -292,20 +297,49 @@ impl ReportBuilder {
         cores: usize,
         jobs_in_flight: Option<u64>,
     ) -> crate::advice::Verdict {
+        use crate::advice::Verdict;
+        let names = |a: Nanos, b: Nanos| format!("{}–{}", window::clock(a), window::clock(b));
+        // Only the part with work: setup, a drained run and time before a recording are not
+        // idle time a knob removes.
+        let Some((from, to)) = self.work.trim(from, to) else {
+            return Verdict {
+                bottleneck: format!("no work in {}: nothing to judge", names(from, to)),
+                advice: vec![],
+                window: None,
+            };
+        };
+        let window = Some((from as f64 / 1e9, to as f64 / 1e9));
+        let proofs = self
+            .proofs
+            .iter()
+            .filter(|p| p.t >= from && p.t <= to)
+            .count();
+        if proofs < MIN_PROOFS {
+            return Verdict {
+                bottleneck: format!(
+                    "too few proofs to judge: {proofs} finished in {} ({MIN_PROOFS} needed)",
+                    names(from, to)
+                ),
+                advice: vec![],
+                window,
+            };
+        }
         // One attribution serves the summary's kinds and the devices.
         let gaps = self.gap_details(from, to);
         let summary = self.summary_inside(from, to, &gaps);
         let devices = self.device_reports(gaps, from, to);
         let host = self.host(from, to);
         let seen = self.most_jobs_in_flight();
-        crate::advice::advise(&crate::advice::Evidence {
+        let mut v = crate::advice::advise(&crate::advice::Evidence {
             summary: &summary,
             devices: &devices,
             host: host.as_ref(),
             config,
             cores,
             jobs_in_flight: jobs_in_flight.or((seen > 0).then_some(seen)),
-        })
+        });
+        v.window = window;
+        v
     }
 
     /// `start` with every applied change seen so far: the configuration in force at the end.

@@ -7,6 +7,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use super::builder::ReportBuilder;
+use super::effect::{Effect, Side};
 use crate::Nanos;
 
 /// One stretch between changes.
@@ -30,6 +31,12 @@ pub struct Segment {
     /// Against the segment before; None for the first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<SegmentChange>,
+    /// Its verified proofs' finish times, sorted: what its noise is judged by.
+    #[serde(skip)]
+    pub times: Vec<Nanos>,
+    /// Where it starts and ends on the session clock.
+    #[serde(skip)]
+    pub span: (Nanos, Nanos),
 }
 
 /// One device over a segment.
@@ -58,6 +65,8 @@ impl SegmentDevice {
 pub struct SegmentChange {
     /// Relative change of proofs per hour, in percent (None where the one before had none).
     pub proofs_per_hour_pct: Option<f64>,
+    /// Proofs per hour since against before, with the proof counts and the noise.
+    pub effect: Effect,
     /// Busy fraction change per device, in percentage points.
     pub busy_points: BTreeMap<String, f64>,
     /// `lock single → two-lock: proofs/h −3.9 %, gpu0 busy −3.0 points; waiting_synthesis
@@ -111,6 +120,8 @@ impl ReportBuilder {
             .filter(|p| p.t >= start && p.t < end)
             .collect();
         let verified = inside.iter().filter(|p| p.verified).count();
+        let mut times: Vec<Nanos> = inside.iter().filter(|p| p.verified).map(|p| p.t).collect();
+        times.sort_unstable();
         let secs = end.saturating_sub(start) as f64 / 1e9;
         let devices = self
             .gap_details(start, end)
@@ -140,6 +151,8 @@ impl ReportBuilder {
             },
             devices,
             change: None,
+            times,
+            span: (start, end),
         }
     }
 }
@@ -147,11 +160,23 @@ impl ReportBuilder {
 fn change(prev: &Segment, seg: &Segment) -> SegmentChange {
     let pct = (prev.proofs_per_hour > 0.0)
         .then(|| (seg.proofs_per_hour / prev.proofs_per_hour - 1.0) * 100.0);
+    let side = |s: &'_ Segment| (s.span, s.times.clone());
+    let ((b0, b1), bt) = side(prev);
+    let ((a0, a1), at) = side(seg);
+    let effect = Effect::between(
+        &Side {
+            start: b0,
+            end: b1,
+            times: &bt,
+        },
+        &Side {
+            start: a0,
+            end: a1,
+            times: &at,
+        },
+    );
     let mut busy_points = BTreeMap::new();
-    let mut parts = vec![match pct {
-        Some(p) => format!("proofs/h {}", signed(p, " %")),
-        None => format!("proofs/h {:.0} (none before)", seg.proofs_per_hour),
-    }];
+    let mut parts = vec![effect.line()];
     let mut causes = vec![];
     for d in &seg.devices {
         let Some(before) = prev.devices.iter().find(|p| p.id == d.id) else {
@@ -184,13 +209,14 @@ fn change(prev: &Segment, seg: &Segment) -> SegmentChange {
     }
     SegmentChange {
         proofs_per_hour_pct: pct,
+        effect,
         busy_points,
         line,
     }
 }
 
 /// `+2.5 %`, `−3.9 points` (a true minus sign).
-fn signed(v: f64, unit: &str) -> String {
+pub(super) fn signed(v: f64, unit: &str) -> String {
     let s = format!("{:.1}", v.abs());
     let sign = if s == "0.0" {
         "±"
@@ -230,7 +256,7 @@ impl Segment {
 }
 
 /// `14,574`.
-fn thousands(v: f64) -> String {
+pub(super) fn thousands(v: f64) -> String {
     let digits = (v.round() as u64).to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -331,7 +357,7 @@ mod tests {
         assert!((c.proofs_per_hour_pct.unwrap() + 40.0).abs() < 1e-9);
         assert!(
             c.line
-                .starts_with("lock single → two-lock: proofs/h −40.0 %, gpu0 busy −"),
+                .starts_with("lock single → two-lock: since 2,160/h (3 proofs) vs before 3,600/h (10 proofs): too few proofs to tell (4 a side needed), gpu0 busy −"),
             "{}",
             c.line
         );

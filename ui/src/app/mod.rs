@@ -4,9 +4,13 @@
 
 mod form;
 pub mod input;
+mod motion;
 mod mouse;
+mod text;
 
 pub use form::{field_kind, FieldKind, Form, Row, ROWS};
+
+use crate::colours::Colours;
 
 use std::path::PathBuf;
 
@@ -216,6 +220,8 @@ pub struct Ui {
     pub focus: Pane,
     /// Whether the help overlay is shown.
     pub help: bool,
+    /// Lines the help overlay is scrolled down, where it is taller than the terminal.
+    pub help_scroll: usize,
     /// The end of the timeline's window while paused; `None` follows the clock.
     pub paused_at: Option<Nanos>,
     /// The timeline's window length: an index into [`ZOOMS`] (clamped where read).
@@ -259,6 +265,41 @@ pub struct Ui {
     /// The session time under the mouse on the lanes (the last click or hover): the cell
     /// whose exact figures the timeline shows.
     pub cell: Option<Nanos>,
+    /// Where the live session's run is (setup, proving, finished), as its source says.
+    pub run: RunPhase,
+}
+
+/// Where a live session's run is: the header shows it, so a run that is setting up or has
+/// finished never reads as an idle engine.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum RunPhase {
+    /// The source says nothing (a replay, a server).
+    #[default]
+    Unknown,
+    /// Setting up before the first job: what (`parameters for k14: G1 queries`), done 0..1,
+    /// and seconds spent and left (None until there is a rate to tell).
+    Setup {
+        /// What is being set up.
+        what: String,
+        /// The share done, 0 to 1.
+        done: f64,
+        /// Seconds spent on it so far.
+        elapsed: f64,
+        /// Seconds left at the rate so far.
+        left: Option<f64>,
+    },
+    /// Proving: until quit (`None`), or `--proofs N` jobs, `done` of them finished.
+    Proving {
+        /// Jobs finished so far.
+        done: u64,
+        /// The run's bound; None proves until quit.
+        bound: Option<u64>,
+    },
+    /// A bounded run has finished every job it had.
+    Finished {
+        /// Its jobs.
+        jobs: u64,
+    },
 }
 
 impl Ui {
@@ -267,6 +308,7 @@ impl Ui {
         Ui {
             focus: Pane::Lanes,
             help: false,
+            help_scroll: 0,
             paused_at: None,
             zoom: DEFAULT_ZOOM,
             lane: 0,
@@ -288,6 +330,7 @@ impl Ui {
             remote: None,
             confirm_quit: None,
             cell: None,
+            run: RunPhase::Unknown,
         }
     }
 
@@ -362,6 +405,8 @@ pub struct App {
     pub theme: Theme,
     /// Where user themes are looked up by name; `None`: built-in themes and paths only.
     pub theme_dir: Option<PathBuf>,
+    /// What the terminal shows: every theme is fitted to it.
+    colours: Colours,
 }
 
 impl App {
@@ -383,6 +428,7 @@ impl App {
             ui,
             theme,
             theme_dir: opts.theme_dir,
+            colours: Colours::Rgb,
         };
         if let Some(e) = err {
             app.report(&e);
@@ -429,11 +475,17 @@ impl App {
         &self.state.session
     }
 
+    /// Fits the theme, and every one switched to later, to what the terminal shows.
+    pub fn set_colours(&mut self, colours: Colours) {
+        self.colours = colours;
+        self.theme = colours.theme(&self.theme);
+    }
+
     /// Switches to the theme `spec` (a name or path); on failure keeps the current one.
     pub fn set_theme(&mut self, spec: &str) {
         match crate::theme::load(spec, self.theme_dir.as_deref()) {
             Ok(t) => {
-                self.theme = t;
+                self.theme = self.colours.theme(&t);
                 self.ui.theme_name = spec.to_string();
                 self.ui.settings.theme = spec.to_string();
             }

@@ -72,6 +72,8 @@ pub struct State {
     /// to it), as `replay --summary` gives them; refreshed with the advisor.
     pub kinds: BTreeMap<String, KindSummary>,
     verdict_at: Nanos,
+    /// Whether any work (a job, a span) has been seen: idle time counts from the first.
+    work_seen: bool,
 }
 
 /// One cause of a gap: its label, its share of the gap, and the reason behind it if known.
@@ -108,6 +110,7 @@ impl State {
             verdict: None,
             kinds: BTreeMap::new(),
             verdict_at: 0,
+            work_seen: false,
         }
     }
 
@@ -128,6 +131,17 @@ impl State {
         self.report.observe(event);
         if matches!(event, Event::Config(c) if c.applied) || matches!(event, Event::Mark(_)) {
             self.segments_dirty = true;
+        }
+        if !self.work_seen {
+            let began = match event {
+                Event::Span(s) => Some(s.start),
+                Event::Job(j) => Some(j.t),
+                _ => None,
+            };
+            if let Some(t) = began {
+                self.work_seen = true;
+                self.timelines.work_began(t);
+            }
         }
         match event {
             Event::Span(s) => self.timelines.add(s),
@@ -181,6 +195,16 @@ impl State {
         self.timelines.evict(cutoff);
         self.samples.evict(cutoff);
         self.gap_causes.prune(cutoff);
+    }
+
+    /// Works the advisor's verdict out again now, over the window as it is after a jump of the
+    /// clock (a replay's seek): the verdict from before it judged another stretch.
+    pub fn refresh_advice(&mut self) {
+        self.verdict = None;
+        if !self.report.proofs().is_empty() {
+            self.verdict = Some(self.advise());
+            self.verdict_at = self.now;
+        }
     }
 
     /// The advisor over the stretch since the last applied change, against the configuration

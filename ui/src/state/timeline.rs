@@ -309,6 +309,14 @@ impl Timelines {
         }
     }
 
+    /// Work began at `t` (the first job, or the first span a recording holds): the devices'
+    /// idle time counts from then, so setup and the time before a recording are not idle.
+    pub fn work_began(&mut self, t: Nanos) {
+        for d in &mut self.devices {
+            d.since = d.since.max(t);
+        }
+    }
+
     /// The index of device `id` (`gpu0`) in `devices`; `None` when it has not been seen.
     pub fn device_index(&self, id: &str) -> Option<usize> {
         self.devices.iter().position(|d| d.id == id)

@@ -8,10 +8,11 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{fmt, Regions};
-use crate::app::{Link, Pane, PromptKind, RemoteStatus, Ui, View, VIEWS};
+use crate::app::{Link, Pane, PromptKind, RemoteStatus, RunPhase, Ui, View, VIEWS};
 use crate::keys::Action;
 use crate::state::State;
 use crate::theme::Theme;
+use provetop_telemetry::Nanos;
 
 pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     let s = &state.session;
@@ -100,6 +101,9 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
             ),
         );
     }
+    if let Some(run) = run_phase(&ui.run, theme) {
+        segments.insert(2, (0, vec![run]));
+    }
     if let Some(r) = &ui.recording {
         let mut text = format!("● REC {}", fmt::bytes(r.bytes as f64));
         if r.dropped > 0 {
@@ -175,6 +179,41 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
         spans.push(Span::styled(host, theme.dim()));
     }
     f.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+/// `setup: parameters for k14 52 % ~0:38 left`, `job 4 of 10`, `finished: 10 jobs`; nothing
+/// for a run until quit or a source that does not say.
+fn run_phase<'a>(run: &RunPhase, theme: &Theme) -> Option<Span<'a>> {
+    let secs = |s: f64| fmt::clock((s.max(0.0) * 1e9) as Nanos, false);
+    match run {
+        RunPhase::Unknown | RunPhase::Proving { bound: None, .. } => None,
+        RunPhase::Setup {
+            what,
+            done,
+            elapsed,
+            left,
+        } => Some(Span::styled(
+            format!(
+                "setup: {what} {:.0} % · {}{}",
+                done * 100.0,
+                secs(*elapsed),
+                left.map(|l| format!(" ~{} left", secs(l)))
+                    .unwrap_or_default()
+            ),
+            Style::default().fg(theme.accent),
+        )),
+        RunPhase::Proving {
+            done,
+            bound: Some(n),
+        } => Some(Span::styled(
+            format!("{done} of {n} jobs done"),
+            Style::default().fg(theme.fg),
+        )),
+        RunPhase::Finished { jobs } => Some(Span::styled(
+            format!("finished: {jobs} jobs · q quits"),
+            Style::default().fg(theme.warn).add_modifier(Modifier::BOLD),
+        )),
+    }
 }
 
 /// The watched server: its address and whether this viewer may change it, or that it is lost.

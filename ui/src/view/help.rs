@@ -67,9 +67,19 @@ pub fn draw(f: &mut Frame, area: Rect, theme: &Theme, ui: &Ui) {
     };
     let h = lines.len() as u16 + 2;
     let rect = centered(area, w.max(60).min(area.width), h);
+    // Taller than the terminal: it scrolls, and its title says how far.
+    let room = rect.height.saturating_sub(2) as usize;
+    let most = lines.len().saturating_sub(room);
+    let scroll = ui.help_scroll.min(most);
+    let title = match most {
+        0 => " Help ".to_string(),
+        _ => format!(" Help · ↑↓ scroll {scroll}/{most} "),
+    };
     f.render_widget(Clear, rect);
     f.render_widget(
-        Paragraph::new(lines).block(block(" Help ", true, theme)),
+        Paragraph::new(lines)
+            .scroll((scroll as u16, 0))
+            .block(block(title, true, theme)),
         rect,
     );
 }

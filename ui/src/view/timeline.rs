@@ -101,8 +101,11 @@ fn layout(body: Rect, state: &State, ui: &Ui) -> Parts {
         (d, p)
     });
     let inner = block.inner(ratatui::layout::Margin::new(1, 1));
-    let lane_rows = inner.height.saturating_sub(1 + detail_h);
     let lanes = state.timelines.lanes();
+    // Lanes before legends: on a short terminal the legend gives way until a few lanes fit.
+    let lanes_min = (lanes.len() as u16).clamp(1, 3);
+    let detail_h = detail_h.min(inner.height.saturating_sub(1 + lanes_min));
+    let lane_rows = inner.height.saturating_sub(1 + detail_h);
     // Room to spare makes lanes taller, with stage names inside spans.
     let h = (lane_rows as usize / lanes.len().max(1)).clamp(1, LANE_ROWS as usize);
     let fit = lane_rows as usize / h;
