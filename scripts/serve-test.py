@@ -6,8 +6,18 @@
 STUBS holds the modules `python3 -m grpc_tools.protoc -Iproto --python_out=STUBS
 --grpc_python_out=STUBS cuzk/v1/proving.proto` writes (scripts/test.sh makes them). --cache is
 the XDG cache the PoRep tests share (their sealed 2KiB sector and its parameters), so nothing is
-set up twice. The servers run with the cpu backend and one job at a time, so a request sent
-while a proof runs stays queued. What is checked, in order:
+set up twice. The servers run with the cpu backend, one job at a time (a request sent while a
+proof runs stays queued) and --test-params (parameters made here). What is checked, in order:
+
+  * cuzk's answers (issue 43's table; issue 46's rows 1 and 8), through cuzk's wire schema only:
+    a request with sector_size 32 GiB and a 2KiB registered proof proves and `provetop verify`
+    accepts it; job_id is the request_id (a random UUID without one); cancel and await by it;
+    priority 0 is the kind's Curio priority, FIFO within it; proof_kind 0 and other requests
+    that can never prove are INVALID_ARGUMENT at submit; a retry joins, another payload under
+    the id is INVALID_ARGUMENT, an answered id ALREADY_EXISTS; /status has every key of cuzk's
+    schema while a proof runs; cuzk's metric names in GetMetrics and at --metrics-addr; after a
+    kill -9 and a restart without --test-params the old ids are NOT_FOUND and a request is
+    refused FAILED_PRECONDITION naming the parameter file; verify without the .vk exits 2;
 
   * a unix-socket server: the socket is owner-only; with --drain-timeout 1, SIGTERM during a
     proof far from done exits 3;

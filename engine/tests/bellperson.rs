@@ -190,7 +190,10 @@ fn the_verifying_key_reads_from_a_vk_or_a_params_file() {
     io::write_vk(&io::load_vk(&params_path, false).unwrap(), &mut from_params).unwrap();
     assert_eq!(from_params, vk);
     let err = format!("{:#}", io::load_vk(&params_path, true).unwrap_err());
-    assert!(err.contains("unexpected bytes after the verifying key"), "{err}");
+    assert!(
+        err.contains("unexpected bytes after the verifying key"),
+        "{err}"
+    );
     std::fs::write(&vk_path, &vk[..vk.len() - 7]).unwrap();
     assert!(io::load_vk(&vk_path, true).is_err());
 }

@@ -38,6 +38,8 @@ pub enum Phase {
 
 /// One request.
 pub struct Entry {
+    /// The engine's name of its circuit ([`request::circuit_name`]).
+    pub circuit: String,
     /// What the request asked for ([`identity::digest`]): a retry must match it.
     pub digest: [u8; 32],
     pub kind: ProofKind,
@@ -63,6 +65,8 @@ struct Inner {
     by_engine: HashMap<JobId, String>,
     queue: VecDeque<String>,
     finished: VecDeque<String>,
+    /// Requests accepted: each one's circuit name is unique.
+    accepted: u64,
     completed: u64,
     failed: u64,
     /// Requests whose proof the engine or filecoin-proofs failed (not refused requests).
@@ -128,13 +132,14 @@ impl Jobs {
     /// a request whose vanilla proofs do not verify is a job answered FAILED with the reason
     /// before this returns.
     pub fn submit(&self, r: &SubmitProofRequest) -> Result<Accepted, Refusal> {
-        let (kind, size) = request::check_fields(r).map_err(|e| Refusal::Invalid(format!("{e:#}")))?;
+        let (kind, size) =
+            request::check_fields(r).map_err(|e| Refusal::Invalid(format!("{e:#}")))?;
         if let Some(note) = request::size_note(r, size) {
             tracing::warn!("serve: {}: {note}", shown(&r.request_id));
         }
         let digest = identity::digest(r);
         let wire = request::proof_kind(kind);
-        let job_id = {
+        let (job_id, name) = {
             let mut st = self.inner.lock();
             if !st.accepting {
                 return Err(Refusal::Unavailable(
@@ -156,9 +161,13 @@ impl Jobs {
                 }
             };
             let (answer, _) = watch::channel(None);
+            st.accepted += 1;
+            let circuit = request::circuit_name(wire, st.accepted, &job_id);
+            let name = circuit.clone();
             st.entries.insert(
                 job_id.clone(),
                 Entry {
+                    circuit,
                     digest,
                     kind: wire,
                     priority: request::priority(r.priority, wire),
@@ -175,10 +184,9 @@ impl Jobs {
                     answer,
                 },
             );
-            job_id
+            (job_id, name)
         };
         // Built outside the lock: parsing a 32 GiB sector's vanilla proofs takes a while.
-        let name = circuit_name(wire, &job_id);
         let built = request::prepare(r, self.params_dir.as_deref(), &name);
         let mut st = self.inner.lock();
         let Some(e) = st.entries.get_mut(&job_id) else {
@@ -188,7 +196,10 @@ impl Jobs {
             Err(err) => {
                 provetop_engine::circuit::external::unregister(&name);
                 let msg = format!("{err:#}");
-                if err.downcast_ref::<provetop_porep::MissingParams>().is_some() {
+                if err
+                    .downcast_ref::<provetop_porep::MissingParams>()
+                    .is_some()
+                {
                     // Not a job: the same request is welcome once the file is there. A retry
                     // that joined meanwhile hears why.
                     tracing::warn!("serve: {} refused: {msg}", shown(&job_id));
@@ -235,10 +246,19 @@ impl Jobs {
 
     /// A request whose id `id` names `e` already: the same request still open joins it; any
     /// other is refused with the reason.
-    fn reuse(&self, st: &Inner, id: &str, e: &Entry, digest: &[u8; 32]) -> Result<Accepted, Refusal> {
+    fn reuse(
+        &self,
+        st: &Inner,
+        id: &str,
+        e: &Entry,
+        digest: &[u8; 32],
+    ) -> Result<Accepted, Refusal> {
         let answered = e.answer.borrow().as_ref().map(|a| a.status);
         identity::may_join(id, answered, e.digest == *digest)?;
-        tracing::info!("serve: a retry of {} joins it (the same request)", shown(id));
+        tracing::info!(
+            "serve: a retry of {} joins it (the same request)",
+            shown(id)
+        );
         let position = st.queue.iter().position(|q| q == id).unwrap_or(0);
         Ok(Accepted {
             job_id: id.to_string(),
@@ -258,7 +278,7 @@ impl Jobs {
     pub fn cancel(&self, job_id: &str) -> Option<bool> {
         let mut st = self.inner.lock();
         let e = st.entries.get(job_id)?;
-        let kind = e.kind;
+        let circuit = e.circuit.clone();
         match e.phase {
             Phase::Finished => None,
             Phase::Running => {
@@ -269,7 +289,7 @@ impl Jobs {
             }
             Phase::Checking | Phase::Queued => {
                 st.queue.retain(|q| q != job_id);
-                provetop_engine::circuit::external::unregister(&circuit_name(kind, job_id));
+                provetop_engine::circuit::external::unregister(&circuit);
                 finish(&mut st, job_id, Done::Cancelled, vec![], "cancelled".into());
                 Some(false)
             }
@@ -427,7 +447,7 @@ impl Jobs {
             let Some(proof) = proof else { continue };
             let started = Instant::now();
             let circuits = proof.circuits();
-            let loaded = self.params.ensure(proof.kind(), proof.size(), &circuits);
+            let loaded = self.params.ensure(proof.kind(), proof.size(), circuits);
             let srs_load_ms = started.elapsed().as_millis() as u64;
             let spec = JobSpec {
                 workload: Workload::External {
@@ -498,7 +518,7 @@ impl Jobs {
     /// Runs on the outcome thread: a job ended. Its proofs, all verified by the engine, are
     /// checked once more by filecoin-proofs (its verifier of the kind) before the answer goes out.
     pub fn job_done(&self, job: JobId, failed: u32, cancelled: u32) {
-        let (job_id, kind, proof, proofs) = {
+        let (job_id, circuit, proof, proofs) = {
             let mut st = self.inner.lock();
             let Some(id) = st.by_engine.remove(&job) else {
                 return;
@@ -512,7 +532,7 @@ impl Jobs {
                 .cloned()
                 .collect::<Option<Vec<_>>>()
                 .map(|v| v.concat());
-            (id, e.kind, e.proof.clone(), proofs)
+            (id, e.circuit.clone(), e.proof.clone(), proofs)
         };
         let verdict = match (cancelled, failed, proof, proofs) {
             (c, _, _, _) if c > 0 => (Done::Cancelled, vec![], "cancelled".to_string()),
@@ -540,15 +560,9 @@ impl Jobs {
             tracing::warn!("serve: {job_id} failed: {}", verdict.2);
             st.proof_failed += 1;
         }
-        provetop_engine::circuit::external::unregister(&circuit_name(kind, &job_id));
+        provetop_engine::circuit::external::unregister(&circuit);
         finish(&mut st, &job_id, verdict.0, verdict.1, verdict.2);
     }
-}
-
-/// The engine's name for a request's circuit: its proof kind and job, as the dashboard's job
-/// rows and the log show them.
-fn circuit_name(kind: ProofKind, job_id: &str) -> String {
-    format!("{}/{job_id}", request::kind_name(kind))
 }
 
 /// Answers `job_id` (once: a later answer is ignored) and forgets the oldest finished requests

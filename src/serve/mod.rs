@@ -20,8 +20,8 @@ pub mod viewers;
 use anyhow::{Context, Result};
 use provetop_proto::cuzk::v1::proving_engine_server::ProvingEngineServer;
 use provetop_proto::provetop::v1::telemetry_server::TelemetryServer;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

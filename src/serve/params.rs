@@ -141,10 +141,13 @@ impl ParamSets {
                 bail!("{id}: its circuit is known from a request's vanilla proofs; send one first");
             }
             // Registered as `canonical`; the statement itself is not needed here.
-            let sealed =
-                provetop_porep::prepared::prepare_sealed(kind, size, 0, self.dir.as_deref(), &|m| {
-                    tracing::info!("{kind}: {m}")
-                })?;
+            let sealed = provetop_porep::prepared::prepare_sealed(
+                kind,
+                size,
+                0,
+                self.dir.as_deref(),
+                &|m| tracing::info!("{kind}: {m}"),
+            )?;
             if let Some(file) = &sealed.circuits().params_file {
                 self.engine
                     .store()

@@ -34,6 +34,21 @@ pub fn kind_name(kind: ProofKind) -> &'static str {
     }
 }
 
+/// The engine's name for a request's circuit, as the dashboard's job rows and the log show
+/// it: its proof kind, the `n`-th request accepted, and the id with what is not a letter, digit,
+/// `.`, `_` or `-` replaced (an id is the client's, and the name may reach a file name).
+pub fn circuit_name(kind: ProofKind, n: u64, job_id: &str) -> String {
+    let safe: String = job_id
+        .chars()
+        .take(48)
+        .map(|c| match c.is_ascii_alphanumeric() || "._-".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    format!("{}/{n}-{safe}", kind_name(kind))
+}
+
 /// Our kind of cuzk's.
 pub fn kind_of(kind: ProofKind) -> Option<Kind> {
     match kind {
@@ -316,7 +331,9 @@ mod tests {
         // A WindowPoSt proof number sent as a WinningPoSt, another size, the PoRep field.
         assert!(fields(&post(ProofKind::WinningPost, 10)).contains("is a window-post proof"));
         assert_eq!(
-            check_fields(&post(ProofKind::WindowPostPartition, 11)).unwrap().1,
+            check_fields(&post(ProofKind::WindowPostPartition, 11))
+                .unwrap()
+                .1,
             SectorSize::S8MiB
         );
         let mut r = post(ProofKind::SnapDealsUpdate, 0);
@@ -327,6 +344,16 @@ mod tests {
         assert!(fields(&r).contains("vanilla_proofs is empty"));
         r.vanilla_proofs = vec![vec![]; MAX_VANILLA_PROOFS + 1];
         assert!(fields(&r).contains("at most"));
+    }
+
+    #[test]
+    fn a_circuit_name_is_safe_for_any_id() {
+        let n = circuit_name(ProofKind::WinningPost, 3, "../x y/é");
+        assert_eq!(n, "winning_post/3-.._x_y__");
+        assert_eq!(
+            circuit_name(ProofKind::PorepSealCommit, 1, &"a".repeat(300)).len(),
+            68
+        );
     }
 
     #[test]

@@ -98,7 +98,13 @@ fn memory() -> (u64, u64) {
     let field = |name: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(name))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
             .map_or(0, |kb| kb * 1024)
     };
     (field("MemTotal:"), field("MemAvailable:"))
@@ -163,14 +169,13 @@ impl StatusPage {
         for d in &engine.devices {
             let mut busy = on_device.remove(&d.name).unwrap_or_default().into_iter();
             for _ in 0..d.workers {
-                let row = match busy.next() {
+                let mut row = match busy.next() {
                     Some((job, partition, secs)) => json!({
                         "state": "proving", "current_job": job, "current_partition": partition,
                         "busy_secs": secs}),
                     None => json!({"state": "idle", "current_job": null,
                                    "current_partition": null, "busy_secs": 0.0}),
                 };
-                let mut row = row;
                 row["worker_id"] = json!(gpu_workers.len());
                 row["gpu_ordinal"] = json!(ordinal(&d.name));
                 row["device"] = json!(d.name);
