@@ -196,10 +196,7 @@ impl Jobs {
             Err(err) => {
                 provetop_engine::circuit::external::unregister(&name);
                 let msg = format!("{err:#}");
-                if err
-                    .downcast_ref::<provetop_porep::MissingParams>()
-                    .is_some()
-                {
+                if err.chain().any(|c| c.is::<provetop_porep::MissingParams>()) {
                     // Not a job: the same request is welcome once the file is there. A retry
                     // that joined meanwhile hears why.
                     tracing::warn!("serve: {} refused: {msg}", shown(&job_id));

@@ -2,7 +2,7 @@
 //! message that says what is wrong with it. Everything cheap is checked before the vanilla
 //! proofs are parsed.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use provetop_engine::pipeline::Priority as EnginePriority;
 use provetop_porep::post::registered as post_registered;
 use provetop_porep::{Inputs, Kind, Prepared, ProofVersion, SectorSize, C1};
@@ -243,7 +243,7 @@ pub fn prepare(r: &SubmitProofRequest, params_dir: Option<&Path>, name: &str) ->
                     name,
                 )
                 .map(Prepared::Porep)
-                .map_err(|e| anyhow!("vanilla_proof: {e:#}"))
+                .context("vanilla_proof")
             }
             _ => provetop_porep::prepared::register(&inputs_of(r, kind), params_dir, name),
         }
