@@ -946,7 +946,8 @@ def cuzk_rows_test(args, env, work, req):
     wait_status(stub, f"{run} running", lambda st: porep_queue(st).in_progress == 1, 120)
     c = stub.CancelProof(pb.CancelProofRequest(job_id=run), timeout=30)
     check(c.was_running, f"CancelProof of the running {run}: was_running false")
-    a = stub.AwaitProof(pb.AwaitProofRequest(job_id=run), timeout=120)
+    # The engine answers once the partition on its device ends (unreported): a proof's time at most.
+    a = stub.AwaitProof(pb.AwaitProofRequest(job_id=run), timeout=PROOF_TIMEOUT_S)
     check(a.status == Status.CANCELLED, f"{run} after cancel: {Status.Name(a.status)}")
     log(f"row-size: COMPLETED with sector_size 32 GiB, verify accepts; cuzk's metrics in GetMetrics and "
         f"/metrics; a running job cancelled (was_running)")
