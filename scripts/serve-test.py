@@ -6,8 +6,18 @@
 STUBS holds the modules `python3 -m grpc_tools.protoc -Iproto --python_out=STUBS
 --grpc_python_out=STUBS cuzk/v1/proving.proto` writes (scripts/test.sh makes them). --cache is
 the XDG cache the PoRep tests share (their sealed 2KiB sector and its parameters), so nothing is
-set up twice. The servers run with the cpu backend and one job at a time, so a request sent
-while a proof runs stays queued. What is checked, in order:
+set up twice. The servers run with the cpu backend, one job at a time (a request sent while a
+proof runs stays queued) and --test-params (parameters made here). What is checked, in order:
+
+  * cuzk's answers (issue 43's table; issue 46's rows 1 and 8), through cuzk's wire schema only:
+    a request with sector_size 32 GiB and a 2KiB registered proof proves and `provetop verify`
+    accepts it; job_id is the request_id (a random UUID without one); cancel and await by it;
+    priority 0 is the kind's Curio priority, FIFO within it; proof_kind 0 and other requests
+    that can never prove are INVALID_ARGUMENT at submit; a retry joins, another payload under
+    the id is INVALID_ARGUMENT, an answered id ALREADY_EXISTS; /status has every key of cuzk's
+    schema while a proof runs; cuzk's metric names in GetMetrics and at --metrics-addr; after a
+    kill -9 and a restart without --test-params the old ids are NOT_FOUND and a request is
+    refused FAILED_PRECONDITION naming the parameter file; verify without the .vk exits 2;
 
   * a unix-socket server: the socket is owner-only; with --drain-timeout 1, SIGTERM during a
     proof far from done exits 3;
@@ -38,6 +48,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import grpc
 from google.protobuf import json_format
@@ -50,10 +62,10 @@ except ImportError as e:
     sys.exit(f"serve-test: the generated client is not on PYTHONPATH ({e}); see --help")
 
 Status = pb.AwaitProofResponse.Status
-# request.rs's limits; the message limit is theirs plus 1 MiB (serve/mod.rs).
+# request.rs's limits: Curio's 256 MiB messages, a vanilla proof up to 1 MiB less.
 MAX_REQUEST_ID = 256
-MAX_VANILLA = 192 << 20
-MAX_MESSAGE = MAX_VANILLA + (1 << 20)
+MAX_MESSAGE = 256 << 20
+MAX_VANILLA = MAX_MESSAGE - (1 << 20)
 HOSTILE = 1000
 SEED = 20261203
 # A hostile request is refused before any proving: far below a proof's time.
@@ -90,7 +102,7 @@ class Server:
 
     all = []
 
-    def __init__(self, args, env, work, name, listen, extra=()):
+    def __init__(self, args, env, work, name, listen, extra=("--test-params",)):
         self.name = name
         self.lines = []
         self.cond = threading.Condition()
@@ -219,7 +231,7 @@ def verify(args, env, work, req_path, proofs):
         with open(path, "wb") as f:
             f.write(proof)
         runs.append(subprocess.Popen(
-            [args.bin, "verify", "--request", req_path, "--proof", path],
+            [args.bin, "verify", "--test-params", "--request", req_path, "--proof", path],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     out = []
     for p in runs:
@@ -414,10 +426,7 @@ class Hostile:
         for _ in range(n_struct):
             i += 1
             submit("one thing wrong in the C1 output", self.req(i, vanilla_proof=self.structured(i)))
-        sizes = [0, 1, 1024, 2047, 2049, 4096, 8 << 20, 512 << 20, 32 << 30, 64 << 30, 2**64 - 1]
-        for _ in range(60):
-            i += 1
-            submit("wrong sector_size", self.req(i, sector_size=r.choice(sizes)))
+        # sector_size only labels, as in cuzk (cuzk_rows_test proves one sent with 32 GiB).
         # Registered ids: 0-4 V1 (2K 8M 512M 32G 64G), 5-9 V1_1, 10-14 V1_1 feature variants.
         for _ in range(60):
             i += 1
@@ -486,7 +495,7 @@ class Hostile:
             out.append(("cancel of a hostile job in flight or done", ("cancel-hostile", r.randrange(n_submits))))
         for _ in range(70):
             out.append(("AwaitProof of an unknown id", ("await", r.choice(
-                ["", "job-0", "job-999999", "x" * 100_000, "hostile-3", "job-" + "9" * 40]),
+                ["", "job-0", "job-999999", "x" * 100_000, "hostile-999999", "job-" + "9" * 40]),
                 r.choice([0, 1, 100, 2**64 - 1]))))
         out.append(("Prove with no submit", ("prove-empty",)))
         for cid in ["", "porep-32g", "porep-64g", "porep-1k", "wpost-32g", "x" * 10_000]:
@@ -599,8 +608,8 @@ class HostileRun:
                 with self.lock:
                     ids = list(self.submitted_ids)
                 # The next id or a recent one: some are being checked right now.
-                n = int(ids[-1].split("-")[1]) + random.Random(call[1]).randrange(-3, 4) if ids else 3
-                job = f"job-{max(n, 3)}"
+                n = int(ids[-1].split("-")[-1]) + random.Random(call[1]).randrange(-3, 4) if ids else 3
+                job = f"hostile-{max(n, 3)}"
             try:
                 c = s.CancelProof(pb.CancelProofRequest(job_id=job), timeout=t)
             except grpc.RpcError as e:
@@ -618,8 +627,6 @@ class HostileRun:
                 code, msg = grpc_error(e)
                 check(code == "NOT_FOUND" and msg, f"{code} {msg!r}, not NOT_FOUND with a message")
                 return
-            if call[1] == "hostile-3":
-                raise Failed("AwaitProof took a request_id for a job_id")
             raise Failed(f"AwaitProof of unknown {call[1][:40]!r} answered {Status.Name(a.status)}")
         elif kind == "prove-empty":
             try:
@@ -722,6 +729,7 @@ def run(args, env, work):
     check(req.proof_kind == pb.POREP_SEAL_COMMIT and req.sector_size == 2048 and req.sector_number == 7
           and req.miner_id == 1000 and len(req.vanilla_proof) > 0, f"gen-vanilla's request: {req}")
 
+    cuzk_rows_test(args, env, work, req)
     drain_test(args, env, work, req)
     counts = main_test(args, env, work, req_path, req)
     window_test(args, env, work)
@@ -766,11 +774,222 @@ def window_test(args, env, work):
         f"accepts it (a flipped byte: rejected); a tampered vanilla proof FAILED: {t.error_message}")
 
 
+CUZK_METRICS = ["cuzk_proofs_completed", "cuzk_proofs_failed", "cuzk_proof_duration_seconds",
+                "cuzk_queue_depth", "cuzk_running_jobs", "cuzk_gpu_workers", "cuzk_uptime_seconds"]
+
+
+def http_get(addr, path):
+    with urllib.request.urlopen(f"http://{addr}{path}", timeout=30) as r:
+        return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+
+
+def refused(call, code, says):
+    """`call()` raises a gRPC error `code` whose message contains `says`; returns the message."""
+    try:
+        x = call()
+    except grpc.RpcError as e:
+        got, msg = grpc_error(e)
+        check(got == code and says in msg, f"{got} {msg!r}, not {code} saying {says!r}")
+        return msg
+    raise Failed(f"answered {x!r}, not {code} ({says})")
+
+
+def check_status_page(doc):
+    """cuzk's /status schema, each key with its type."""
+    def keys(obj, where, want):
+        check(isinstance(obj, dict), f"/status {where} is {type(obj).__name__}, not an object")
+        missing = [k for k in want if k not in obj]
+        check(not missing, f"/status {where} lacks {missing}: {obj}")
+        for k, t in want.items():
+            check(isinstance(obj[k], t), f"/status {where}.{k} = {obj[k]!r}, not {t}")
+
+    num, opt = (int, float), (str, type(None))
+    keys(doc, "", {"uptime_secs": int, "memory": dict, "synthesis": dict, "pipelines": list,
+                   "gpu_workers": list, "allocations": dict, "counters": dict, "buffers": dict})
+    keys(doc["memory"], "memory", {"total_bytes": int, "used_bytes": int, "available_bytes": int})
+    check(doc["memory"]["total_bytes"] > 0, f"/status memory: {doc['memory']}")
+    keys(doc["synthesis"], "synthesis", {"max_concurrent": int, "active": int})
+    for p in doc["pipelines"]:
+        keys(p, "pipelines[]", {"job_id": str, "proof_kind": str, "started_secs_ago": int,
+                                "total_partitions": int, "partitions_done": int, "partitions": list})
+        for q in p["partitions"]:
+            keys(q, "partitions[]", {"index": int, "state": str, "synth_ms": int, "gpu_ms": int})
+            check(q["state"] in ("pending", "synthesizing", "synth_done", "gpu", "done", "failed"),
+                  f"/status partition state {q['state']!r}")
+    for w in doc["gpu_workers"]:
+        keys(w, "gpu_workers[]", {"worker_id": int, "gpu_ordinal": int, "state": str,
+                                  "current_job": opt, "current_partition": (int, type(None)),
+                                  "busy_secs": num})
+        check(w["state"] in ("idle", "proving"), f"/status worker state {w['state']!r}")
+    keys(doc["allocations"], "allocations", {"srs": list, "pce": list})
+    for a in doc["allocations"]["srs"]:
+        keys(a, "allocations.srs[]", {"circuit_id": str, "bytes": int, "evictable": bool})
+        check("last_used_secs_ago" in a, f"/status srs row lacks last_used_secs_ago: {a}")
+    keys(doc["counters"], "counters", {"total_completed": int, "total_failed": int,
+                                       "completed_by_kind": dict, "failed_by_kind": dict,
+                                       "queue_depth": int})
+
+
+def cuzk_rows_test(args, env, work, req):
+    """Each row of issue 43's table as cuzk's client sees it, and issue 46's identity rows (1
+    and 8): ids that never name another request's job (across a kill -9 and restart too), a
+    reused request_id that joins only the same open request, Filecoin's parameters by default
+    (refused at submit naming the file), /status and cuzk's metric names while a proof runs."""
+    srv = Server(args, env, work, "serve-cuzk", "127.0.0.1:0",
+                 ["--test-params", "--status-listen", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0"])
+    ch, stub = channel(srv.listening())
+    status_addr = srv.wait_line(r"status page at http://(\S+)/status", 30).group(1)
+    metrics_addr = srv.wait_line(r"metrics: serving http://(\S+)/metrics", 30).group(1)
+    st = status(stub)
+    check(st.parameters.startswith("test:"), f"GetStatus.parameters with --test-params: {st.parameters!r}")
+
+    # Row 1: sector_size 32 GiB with a 2KiB registered proof proves (the size is the registered
+    # proof's), as Curio's benchmark client sends it. Row 2: its job_id is its request_id.
+    big = with_id(req, "row-size")
+    big.sector_size = 34359738368
+    sub = stub.SubmitProof(big, timeout=120)
+    check(sub.job_id == "row-size", f"job_id {sub.job_id!r}, not the request_id row-size")
+    big_path = os.path.join(work, "req-32g.json")
+    with open(big_path, "w") as f:
+        f.write(json_format.MessageToJson(big))
+
+    # /status while it runs: every key of cuzk's schema, the proof among the pipelines.
+    deadline = time.monotonic() + 300
+    while True:
+        code, ctype, body = http_get(status_addr, "/status")
+        doc = json.loads(body)
+        rows = [p for p in doc["pipelines"] if p["job_id"] == "row-size"]
+        busy = [w for w in doc["gpu_workers"] if w["state"] == "proving"]
+        if rows and busy:
+            break
+        check(time.monotonic() < deadline, f"/status never showed row-size on a worker: {body[:2000]}")
+        time.sleep(0.2)
+    check(code == 200 and "json" in ctype, f"/status: {code} {ctype}")
+    check_status_page(doc)
+    check(rows[0]["proof_kind"] == "porep_seal_commit" and rows[0]["total_partitions"] >= 1,
+          f"/status pipeline: {rows[0]}")
+    check(busy[0]["current_job"] == "row-size", f"/status worker: {busy[0]}")
+    check(doc["provetop"]["parameters"].startswith("test:"), f"/status provetop: {doc['provetop']}")
+    log(f"/status while row-size proves: every key; partitions "
+        f"{[q['state'] for q in rows[0]['partitions']]}, worker {busy[0]['worker_id']} proving")
+
+    # Row 5: priority 0 is the kind's Curio priority (NORMAL for PoRep), FIFO within it;
+    # queue_position says where each waits. Row 3: CancelProof and AwaitProof by request_id.
+    queued = [("q-normal", 0, 0), ("q-low", pb.LOW, 1), ("q-normal-2", 0, 1), ("q-high", pb.HIGH, 0)]
+    for rid, prio, want in queued:
+        r = with_id(req, rid)
+        r.priority = prio
+        s = stub.SubmitProof(r, timeout=120)
+        check(s.job_id == rid and s.queue_position == want,
+              f"{rid} (priority {prio}): job {s.job_id!r} at {s.queue_position}, not {rid!r} at {want}")
+    anon = stub.SubmitProof(with_id(req, ""), timeout=120).job_id
+    check(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", anon),
+          f"a request without request_id got job {anon!r}, not a random UUID")
+    t = stub.AwaitProof(pb.AwaitProofRequest(job_id="q-low", timeout_ms=100), timeout=30)
+    check(t.status == Status.TIMEOUT and t.job_id == "q-low", f"AwaitProof(q-low, 100 ms): {t}")
+    for rid in [q[0] for q in queued] + [anon]:
+        c = stub.CancelProof(pb.CancelProofRequest(job_id=rid), timeout=30)
+        check(not c.was_running, f"CancelProof({rid}) of a queued request: was_running")
+        a = stub.AwaitProof(pb.AwaitProofRequest(job_id=rid), timeout=30)
+        check(a.status == Status.CANCELLED and a.job_id == rid, f"{rid} after cancel: {a}")
+    log("priority 0 -> NORMAL, FIFO within it (queue positions 0,1,1,0); cancel/await by request_id")
+
+    # Row 4: what can never prove is INVALID_ARGUMENT at submit, Prove too, and is no job.
+    for what, field, value, says in [("proof_kind 0", "proof_kind", 0, "unspecified"),
+                                     ("proof_kind 9", "proof_kind", 9, "proof_kind 9"),
+                                     ("registered_proof 99", "registered_proof", 99, "99")]:
+        r = with_id(req, f"never-{field}")
+        setattr(r, field, value)
+        refused(lambda: stub.SubmitProof(r, timeout=30), "INVALID_ARGUMENT", says)
+        refused(lambda: stub.Prove(pb.ProveRequest(submit=r), timeout=30), "INVALID_ARGUMENT", says)
+        refused(lambda: stub.AwaitProof(pb.AwaitProofRequest(job_id=r.request_id), timeout=30),
+                "NOT_FOUND", r.request_id)
+    # Issue 46 row 8: a reused request_id joins only the same open request.
+    same = stub.SubmitProof(big, timeout=120)
+    check(same.job_id == "row-size", f"a retry of row-size got {same.job_id!r}")
+    q = porep_queue(status(stub))
+    check((q.pending, q.in_progress) == (0, 1), f"a retry made another job: {q}")
+    other = with_id(big, "row-size")
+    other.sector_number = 8
+    refused(lambda: stub.SubmitProof(other, timeout=30), "INVALID_ARGUMENT", "another request")
+    again = with_id(req, "q-low")
+    again.priority = pb.LOW
+    refused(lambda: stub.SubmitProof(again, timeout=30), "ALREADY_EXISTS", "CANCELLED")
+    log("INVALID_ARGUMENT at submit for kind 0, kind 9, registered proof 99; a retry joins, "
+        "another payload INVALID_ARGUMENT, a cancelled id ALREADY_EXISTS")
+
+    # Row 1's proof verifies (verify reads sector_size as serve does).
+    a = stub.AwaitProof(pb.AwaitProofRequest(job_id="row-size"), timeout=PROOF_TIMEOUT_S)
+    check_proof(args, env, work, big_path, a, "row-size")
+    refused(lambda: stub.SubmitProof(big, timeout=30), "ALREADY_EXISTS", "COMPLETED")
+
+    # Row 6: cuzk's metric names beside ours, in GetMetrics and at --metrics-addr.
+    for where, text in [("GetMetrics", stub.GetMetrics(pb.GetMetricsRequest(), timeout=30).prometheus_text),
+                        ("--metrics-addr", http_get(metrics_addr, "/metrics")[2])]:
+        fams = metric_families(text)
+        missing = [m for m in CUZK_METRICS + ["provetop_proofs"] if m not in fams]
+        check(not missing, f"{where} lacks {missing}")
+        done = {s.labels.get("proof_kind"): s.value for s in fams["cuzk_proofs_completed"].samples
+                if s.name == "cuzk_proofs_completed_total"}
+        check(done.get("porep_seal_commit") == 1, f"{where}: cuzk_proofs_completed_total {done}")
+        n = [s.value for s in fams["cuzk_proof_duration_seconds"].samples
+             if s.name == "cuzk_proof_duration_seconds_count" and s.labels["proof_kind"] == "porep_seal_commit"]
+        check(n == [1], f"{where}: cuzk_proof_duration_seconds_count {n}")
+    try:
+        http_get(metrics_addr, "/status")
+        raise Failed("--metrics-addr serves /status: the status page is off unless --status-listen")
+    except urllib.error.HTTPError as e:
+        check(e.code == 404, f"/status at --metrics-addr: HTTP {e.code}")
+
+    # Cancel of a running request: was_running, then CANCELLED.
+    run = stub.SubmitProof(with_id(req, ""), timeout=120).job_id
+    wait_status(stub, f"{run} running", lambda st: porep_queue(st).in_progress == 1, 120)
+    c = stub.CancelProof(pb.CancelProofRequest(job_id=run), timeout=30)
+    check(c.was_running, f"CancelProof of the running {run}: was_running false")
+    # The engine answers once the partition on its device ends (unreported): a proof's time at most.
+    a = stub.AwaitProof(pb.AwaitProofRequest(job_id=run), timeout=PROOF_TIMEOUT_S)
+    check(a.status == Status.CANCELLED, f"{run} after cancel: {Status.Name(a.status)}")
+    log(f"row-size: COMPLETED with sector_size 32 GiB, verify accepts; cuzk's metrics in GetMetrics and "
+        f"/metrics; a running job cancelled (was_running)")
+
+    # Issue 46 row 1: kill -9 and restart, now with Filecoin's parameters (an empty folder): the
+    # old ids are NOT_FOUND, and a request is refused at submit naming the file it needs.
+    srv.proc.kill()
+    srv.proc.wait(timeout=30)
+    ch.close()
+    empty = os.path.join(work, "no-params")
+    os.makedirs(empty, exist_ok=True)
+    env2 = dict(env, FIL_PROOFS_PARAMETER_CACHE=empty)
+    srv = Server(args, env2, work, "serve-filecoin", "127.0.0.1:0", [])
+    srv.wait_line(rf"parameters: filecoin: {re.escape(empty)}", 60)
+    ch, stub = channel(srv.listening())
+    check(status(stub).parameters == f"filecoin: {empty}", f"GetStatus.parameters: {status(stub).parameters!r}")
+    for old in ["row-size", run, anon]:
+        refused(lambda: stub.AwaitProof(pb.AwaitProofRequest(job_id=old, timeout_ms=100), timeout=30),
+                "NOT_FOUND", old[:20])
+    for rid in ["fresh", "fresh"]:  # refused, not a job: the same id may come again
+        msg = refused(lambda: stub.SubmitProof(with_id(req, rid), timeout=120), "FAILED_PRECONDITION",
+                      "v28-stacked-proof-of-replication-")
+        check(empty in msg and ".params" in msg, f"the refusal does not name the file: {msg!r}")
+    srv.proc.send_signal(signal.SIGTERM)
+    rc = srv.proc.wait(timeout=60)
+    ch.close()
+    check(rc == 0, f"serve-filecoin exited {rc} after SIGTERM, not 0")
+    # verify needs only the .vk, never makes parameters: none here, exit 2 naming it.
+    proof = os.path.join(work, "row-size.bin")
+    v = subprocess.run([args.bin, "verify", "--request", big_path, "--proof", proof],
+                       env=env2, capture_output=True, text=True, timeout=120)
+    check(v.returncode == 2 and re.search(rf"{re.escape(empty)}/v28-stacked-proof-of-replication-\S+\.vk", v.stderr),
+          f"verify without the .vk: exit {v.returncode}: {v.stderr.strip()}")
+    log(f"kill -9 and restart: old ids NOT_FOUND; without --test-params a request is refused "
+        f"naming {msg.split()[1]}; verify without it: exit 2 naming the .vk")
+
+
 def drain_test(args, env, work, req):
     """A unix socket, owner-only; --drain-timeout 1 with a proof far from done: exit 3."""
     sock_dir = tempfile.mkdtemp(prefix="pt-serve-", dir="/tmp")
     sock = os.path.join(sock_dir, "serve.sock")
-    srv = Server(args, env, work, "serve-unix", f"unix://{sock}", ["--drain-timeout", "1"])
+    srv = Server(args, env, work, "serve-unix", f"unix://{sock}", ["--test-params", "--drain-timeout", "1"])
     addr = srv.listening()
     check(addr == f"unix://{sock}", f"serve-unix says it listens on {addr}, not unix://{sock}")
     m = os.stat(sock)
@@ -816,7 +1035,7 @@ def drain_test(args, env, work, req):
 
 def main_test(args, env, work, req_path, req):
     # The drain waits for the proof in flight, however long two busy cores take.
-    srv = Server(args, env, work, "serve-tcp", "127.0.0.1:0", ["--drain-timeout", "600"])
+    srv = Server(args, env, work, "serve-tcp", "127.0.0.1:0", ["--test-params", "--drain-timeout", "600"])
     addr = srv.listening()
     check(re.fullmatch(r"127\.0\.0\.1:\d+", addr) is not None, f"serve-tcp listens on {addr}")
     log(f"serve-tcp: listening on {addr}")
@@ -862,7 +1081,7 @@ def main_test(args, env, work, req_path, req):
 
     # 2. A request queued behind it, cancelled.
     q = stub.SubmitProof(with_id(req, "queued-1"), timeout=120)
-    check(q.job_id == "job-2", f"the second request's job_id is {q.job_id!r}")
+    check(q.job_id == "queued-1", f"the second request's job_id is {q.job_id!r}, not its request_id")
     st = status(stub)
     check((porep_queue(st).pending, porep_queue(st).in_progress) == (1, 1),
           f"one queued and one running expected: {porep_queue(st)}")
@@ -974,9 +1193,12 @@ def main_test(args, env, work, req_path, req):
     except grpc.RpcError as e:
         code, msg = grpc_error(e)
         check("shutting down" in msg, f"SubmitProof after SIGTERM: {code} {msg!r}")
-    a = stub.Prove(pb.ProveRequest(submit=with_id(req, "after-sigterm-2")), timeout=30).result
-    check(a.status == Status.FAILED and "shutting down" in a.error_message,
-          f"Prove after SIGTERM: {Status.Name(a.status)} {a.error_message!r}")
+    try:
+        a = stub.Prove(pb.ProveRequest(submit=with_id(req, "after-sigterm-2")), timeout=30).result
+        raise Failed(f"Prove after SIGTERM answered {Status.Name(a.status)}, not UNAVAILABLE")
+    except grpc.RpcError as e:
+        code, msg = grpc_error(e)
+        check(code == "UNAVAILABLE" and "shutting down" in msg, f"Prove after SIGTERM: {code} {msg!r}")
     for t in retriers:
         t.join(timeout=PROOF_TIMEOUT_S)
     check("answer0" in retry and "answer1" in retry, f"retry-1's callers after SIGTERM: {retry}")

@@ -36,6 +36,8 @@ if ! python3 -c "import grpc, grpc_tools, prometheus_client" 2>/dev/null; then
   python3 -m pip install --quiet grpcio grpcio-tools prometheus-client 2>/dev/null ||
     python3 -m pip install --quiet --break-system-packages grpcio grpcio-tools prometheus-client
 fi
+# Our copy of cuzk's proto against cuzk's published file: names, numbers and types.
+python3 scripts/proto-compat.py
 stubs=$(mktemp -d)
 trap 'rm -rf "$stubs"' EXIT
 python3 -m grpc_tools.protoc -Iproto --python_out="$stubs" --grpc_python_out="$stubs" \

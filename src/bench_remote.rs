@@ -40,7 +40,12 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
     let (kind, size) = usage(crate::serve::check_request(&request))?;
     let circuit_id = kind.circuit_id(size);
     let verifier = kind.verifier();
-    let checker = crate::verify::Checker::new(&request, args.session.params_cache.clone())?;
+    // Filecoin's key where --params-dir names the folder, else that of parameters made here.
+    let keys = match &args.workload.params_dir {
+        Some(d) => crate::verify::Keys::folder(Some(d.clone())),
+        None => crate::verify::Keys::Made(args.session.params_cache.clone()),
+    };
+    let checker = crate::verify::Checker::new(&request, keys)?;
     let proofs = args.jobs.proofs.unwrap_or(crate::cli::DEFAULT_PROOFS);
     let outstanding = match args.concurrency.concurrency {
         Concurrency::Jobs(n) => n,

@@ -47,6 +47,11 @@ pub struct ServeSettings {
     /// `tls_cert = "server.pem"`, `tls_key = "server.key"` (as `--tls-cert`, `--tls-key`).
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// `params_dir = "/var/tmp/filecoin-proof-parameters"`: Filecoin's parameter files (as
+    /// `--params-dir`).
+    pub params_dir: Option<PathBuf>,
+    /// `status_listen = "127.0.0.1:9821"`: cuzk's status page (as `--status-listen`).
+    pub status_listen: Option<String>,
 }
 
 impl ServeSettings {
@@ -65,6 +70,8 @@ impl ServeSettings {
                 "control_token_file" => s.control_token_file = Some(PathBuf::from(text()?)),
                 "tls_cert" => s.tls_cert = Some(PathBuf::from(text()?)),
                 "tls_key" => s.tls_key = Some(PathBuf::from(text()?)),
+                "params_dir" => s.params_dir = Some(PathBuf::from(text()?)),
+                "status_listen" => s.status_listen = Some(text()?),
                 "history" => {
                     let d = crate::cli::parse_duration(&text()?);
                     s.history = Some(d.map_err(|e| anyhow::anyhow!("[serve] history: {e}"))?);
@@ -88,7 +95,8 @@ impl ServeSettings {
                 }
                 _ => bail!(
                     "[serve] has no key `{key}`; it takes listen, drain_timeout, record, \
-                     srs_budget, control_token_file, history, tls_cert and tls_key"
+                     srs_budget, control_token_file, history, tls_cert, tls_key, params_dir and \
+                     status_listen"
                 ),
             }
         }

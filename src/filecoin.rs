@@ -60,6 +60,11 @@ pub fn prepare_request(path: &std::path::Path, args: &EngineArgs) -> Result<Prep
     let what = || format!("--request {}", path.display());
     let r = crate::request_file::read(path).with_context(what)?;
     let (kind, size) = crate::serve::check_request(&r).with_context(what)?;
+    // cuzk's rule, as serve's: the registered proof's size.
+    if let Some(note) = crate::serve::size_note(&r, size) {
+        tracing::warn!("{}: {note}", what());
+        eprintln!("{}: warning: {note}", what());
+    }
     if let Some(k) = args.workload.filecoin().filter(|k| *k != kind) {
         bail!(
             "--request {}: a {kind} request, not --workload {k}",

@@ -1,19 +1,48 @@
 //! `provetop verify`: filecoin-proofs' own verifier of the request's kind (`verify_seal`,
 //! `verify_empty_sector_update_proof`, `verify_window_post`, `verify_winning_post`) over a
-//! proof of a request file, with the verifying key of the parameters this machine proves with
-//! (exit 0 verified, 1 not; 2 for a file that is not proofs).
+//! proof of a request file, with a verifying key only: Filecoin's `.vk` from the parameter
+//! folder, `--vk FILE`, or the key of parameters made here (`--test-params`). It never makes
+//! parameters (exit 0 verified, 1 not, 2 a key or input missing or bad, or a file that is not
+//! proofs).
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use provetop_engine::circuit::Workload;
-use provetop_engine::params::store::{Loaded, ParamsStore};
+use provetop_engine::params::{cache::ParamsCache, io, VerifyingKey};
 use provetop_porep::Prepared;
 use provetop_proto::cuzk::v1::SubmitProofRequest;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use crate::cli::VerifyArgs;
 use crate::proof_file::Shape;
 use crate::run::{usage, UsageError};
+
+/// Filecoin's parameter folder when neither `--params-dir` nor `$FIL_PROOFS_PARAMETER_CACHE`
+/// says, as filecoin-proofs has it.
+const DEFAULT_PARAMS_DIR: &str = "/var/tmp/filecoin-proof-parameters";
+
+/// Where the verifying key comes from.
+pub enum Keys {
+    /// A `.vk` file named outright.
+    File(PathBuf),
+    /// Filecoin's parameter folder: the circuit's `v28-<id>.vk` in it.
+    Folder(PathBuf),
+    /// Parameters made here, in this cache (None: the default one).
+    Made(Option<PathBuf>),
+}
+
+impl Keys {
+    /// Filecoin's folder of `dir`, `$FIL_PROOFS_PARAMETER_CACHE` or the default; read before
+    /// filecoin-proofs is pointed elsewhere.
+    pub fn folder(dir: Option<PathBuf>) -> Keys {
+        let env = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        Keys::Folder(
+            dir.or(env)
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMS_DIR)),
+        )
+    }
+}
 
 pub fn main(args: &VerifyArgs) -> Result<i32> {
     let request = usage(crate::request_file::read(&args.request))?;
@@ -31,7 +60,12 @@ pub fn main(args: &VerifyArgs) -> Result<i32> {
             return Ok(1);
         }
     }
-    let checker = Checker::new(&request, args.params_cache.clone())?;
+    let keys = match (&args.vk, args.test_params) {
+        (Some(f), _) => Keys::File(f.clone()),
+        (None, true) => Keys::Made(args.params_cache.clone()),
+        (None, false) => Keys::folder(args.params_dir.clone()),
+    };
+    let checker = Checker::new(&request, keys)?;
     let verifier = checker.proof.kind().verifier();
     match checker.check(&proof)? {
         true => {
@@ -48,29 +82,51 @@ pub fn main(args: &VerifyArgs) -> Result<i32> {
 /// Checks proofs of one request with filecoin-proofs, as often as asked.
 pub struct Checker {
     proof: Prepared,
-    loaded: Arc<Loaded>,
+    vk: VerifyingKey,
 }
 
 impl Checker {
-    /// The request's statement and the verifying key of its parameters (from `params_cache`,
-    /// or made there as any run would). A request that does not check is bad input.
-    pub fn new(request: &SubmitProofRequest, params_cache: Option<PathBuf>) -> Result<Checker> {
+    /// The request's statement and its circuit's verifying key from `keys`. A request that
+    /// does not check, or a key that is missing or not one, is bad input.
+    pub fn new(request: &SubmitProofRequest, keys: Keys) -> Result<Checker> {
+        // The key goes to a private folder of this process, where filecoin-proofs reads it.
         provetop_porep::filecoin::configure(None)?;
         let (kind, size) = usage(crate::serve::check_request(request))?;
+        if let Some(note) = crate::serve::size_note(request, size) {
+            tracing::warn!("verify: {note}");
+            eprintln!("verify: warning: {note}");
+        }
         // The name `bench` gives the circuit: the parameter cache is shared.
         let name = format!("{kind}-{size}");
         let proof = usage(crate::serve::prepare_request(request, None, &name))?;
-        let store = ParamsStore::new(params_cache, None);
-        let quiet = |_: &str, _: usize, _: usize| {};
-        let loaded = store
-            .get(&Workload::External { circuit: name }, &quiet)
-            .context("the verifying key")?;
-        Ok(Checker { proof, loaded })
+        let cache_id = &proof.circuits().cache_id;
+        let (path, whole, how) = match keys {
+            Keys::File(f) => (f, true, "--vk"),
+            Keys::Folder(d) => (
+                d.join(provetop_porep::filecoin::vk_file_name(cache_id)),
+                true,
+                "Filecoin's verifying key (--params-dir, $FIL_PROOFS_PARAMETER_CACHE)",
+            ),
+            Keys::Made(cache) => {
+                let workload = Workload::External { circuit: name };
+                let shape = workload.shape().context("the circuit's shape")?;
+                (
+                    ParamsCache::new(cache).path_for(&workload, &shape),
+                    false,
+                    "parameters made here (--test-params): run serve --test-params or bench first",
+                )
+            }
+        };
+        if !path.is_file() {
+            usage::<()>(Err(anyhow!("no {} ({how})", path.display())))?;
+        }
+        let vk = usage(io::load_vk(&path, whole))?;
+        Ok(Checker { proof, vk })
     }
 
     /// Whether filecoin-proofs accepts `proof`.
     pub fn check(&self, proof: &[u8]) -> Result<bool> {
-        let ok = self.proof.verify(&self.loaded.params.vk, proof)?;
+        let ok = self.proof.verify(&self.vk, proof)?;
         Ok(ok == Some(true))
     }
 }

@@ -169,3 +169,31 @@ fn params_header_gives_the_query_lengths() {
     let err = format!("{:#}", io::peek_counts(&path).unwrap_err());
     assert!(err.contains("truncated"), "{err}");
 }
+
+/// A verifying key reads alone from a `.vk` file (bellperson's `VerifyingKey::write`) or from
+/// the head of a parameter file; a `.vk` with bytes after the key is refused.
+#[test]
+fn the_verifying_key_reads_from_a_vk_or_a_params_file() {
+    let ours = our_params(&Workload::Synthetic {
+        log2_constraints: 6,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (vk_path, params_path) = (dir.path().join("a.vk"), dir.path().join("a.params"));
+    let mut vk = vec![];
+    io::write_vk(&ours.vk, &mut vk).unwrap();
+    std::fs::write(&vk_path, &vk).unwrap();
+    std::fs::write(&params_path, to_bytes(&ours)).unwrap();
+    let mut again = vec![];
+    io::write_vk(&io::load_vk(&vk_path, true).unwrap(), &mut again).unwrap();
+    assert_eq!(again, vk);
+    let mut from_params = vec![];
+    io::write_vk(&io::load_vk(&params_path, false).unwrap(), &mut from_params).unwrap();
+    assert_eq!(from_params, vk);
+    let err = format!("{:#}", io::load_vk(&params_path, true).unwrap_err());
+    assert!(
+        err.contains("unexpected bytes after the verifying key"),
+        "{err}"
+    );
+    std::fs::write(&vk_path, &vk[..vk.len() - 7]).unwrap();
+    assert!(io::load_vk(&vk_path, true).is_err());
+}

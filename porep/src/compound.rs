@@ -3,7 +3,7 @@
 //! recorded matrices and witnesses follow the same way for every kind, and so does
 //! registering them with the engine.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use blstrs::Scalar as Fr;
 use provetop_engine::circuit::external::CircuitSource;
 use provetop_engine::circuit::precompiled::{self, Precompiled, Witness};
@@ -42,22 +42,7 @@ pub(crate) fn register<P: Partitions>(
 ) -> Result<Registered> {
     let vk_dir = filecoin::configure(params_dir)?;
     let cache_id = parts.cache_id().to_string();
-    let params_file = match params_dir {
-        None => None,
-        Some(dir) => {
-            let file = dir.join(storage_proofs_core::parameter_cache::parameter_id(
-                &cache_id,
-            ));
-            if !file.is_file() {
-                bail!(
-                    "--params-dir {}: no {} (the parameters of {what})",
-                    dir.display(),
-                    file.file_name().unwrap_or_default().to_string_lossy(),
-                );
-            }
-            Some(file)
-        }
-    };
+    let params_file = params_file(params_dir, &cache_id, what)?;
     let partitions = parts.count();
     provetop_engine::circuit::external::register(name, Source::of(parts));
     Ok(Registered {
@@ -67,6 +52,51 @@ pub(crate) fn register<P: Partitions>(
         vk_dir,
         cache_id,
     })
+}
+
+/// Filecoin's parameter file of a circuit (its `cache_id`) is not in the folder: a
+/// [`MissingParams`] error names it, so a server can refuse the request before it is a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissingParams {
+    /// The file looked for.
+    pub file: PathBuf,
+    /// The circuit's parameters, as the message names them.
+    pub what: String,
+}
+
+impl std::fmt::Display for MissingParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "no {} in {} (the parameters of {}; `curio fetch-params` or `paramfetch` downloads them)",
+            self.file.file_name().unwrap_or_default().to_string_lossy(),
+            self.file.parent().unwrap_or(Path::new("")).display(),
+            self.what
+        )
+    }
+}
+
+impl std::error::Error for MissingParams {}
+
+/// With `params_dir`, the `.params` file of `cache_id` in it, which must be there (else a
+/// [`MissingParams`] error); None without a folder.
+pub(crate) fn params_file(
+    params_dir: Option<&Path>,
+    cache_id: &str,
+    what: &str,
+) -> Result<Option<PathBuf>> {
+    let Some(dir) = params_dir else {
+        return Ok(None);
+    };
+    let file = dir.join(storage_proofs_core::parameter_cache::parameter_id(cache_id));
+    if !file.is_file() {
+        return Err(MissingParams {
+            file,
+            what: what.to_string(),
+        }
+        .into());
+    }
+    Ok(Some(file))
 }
 
 /// Runs a check of vanilla proofs (milliseconds to seconds) on a pool of its own, rayon's

@@ -35,6 +35,11 @@ pub fn configure(params_dir: Option<&Path>) -> Result<PathBuf> {
     Ok(DIR.get_or_init(|| dir).clone())
 }
 
+/// The name of Filecoin's verifying key file of a circuit's parameters (`v28-….vk`).
+pub fn vk_file_name(cache_id: &str) -> String {
+    verifying_key_id(cache_id)
+}
+
 /// A new private temporary folder (mode 0700, a random name) kept until `cleanup`.
 fn private_dir() -> Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;

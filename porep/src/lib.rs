@@ -27,7 +27,7 @@ pub mod vanilla;
 mod witness;
 
 pub use c1::C1;
-pub use compound::{guarded, Registered};
+pub use compound::{guarded, MissingParams, Registered};
 pub use inputs::Inputs;
 pub use kind::Kind;
 pub use prepared::Prepared;

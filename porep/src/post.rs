@@ -300,6 +300,11 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             },
         )?
         .vanilla_params;
+    let cache_id = <FallbackPoStCompound<Tree> as CacheableParameters<
+        FallbackPoStCircuit<Tree>,
+        _,
+    >>::cache_identifier(&pub_params);
+    compound::params_file(params_dir, &cache_id, what)?;
     let sectors: Vec<PublicSector<Domain<Tree>>> = vanilla
         .iter()
         .map(|p| PublicSector {
@@ -328,10 +333,6 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         .map_err(|e| {
             anyhow!("its vanilla proofs do not verify against its randomness and sectors: {e:#}")
         })?;
-    let cache_id = <FallbackPoStCompound<Tree> as CacheableParameters<
-        FallbackPoStCircuit<Tree>,
-        _,
-    >>::cache_identifier(&pub_params);
     let listed = vanilla
         .iter()
         .map(|p| (u64::from(p.sector_id), commitment(&p.comm_r)))

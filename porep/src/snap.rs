@@ -197,6 +197,11 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         vanilla.push(p);
     }
     let pub_params = PublicParams::from_sector_size((nodes * 32) as u64);
+    let cache_id = <EmptySectorUpdateCompound<Tree> as CacheableParameters<
+        EmptySectorUpdateCircuit<Tree>,
+        PublicParams,
+    >>::cache_identifier(&pub_params);
+    compound::params_file(params_dir, &cache_id, what)?;
     // The partitions' vanilla proofs against the update's commitments: one that does not
     // verify is refused here instead of failing after a proof's time.
     let verified = checked(|| {
@@ -210,10 +215,6 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     if !verified {
         bail!("its vanilla proofs do not verify against comm_r_old, comm_r_new and comm_d_new");
     }
-    let cache_id = <EmptySectorUpdateCompound<Tree> as CacheableParameters<
-        EmptySectorUpdateCircuit<Tree>,
-        PublicParams,
-    >>::cache_identifier(&pub_params);
     let parts = SnapParts {
         pub_in,
         pub_params,

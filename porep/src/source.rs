@@ -217,6 +217,13 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(c1.seed),
     };
+    let cache_id = <Compound<Tree> as storage_proofs_core::parameter_cache::CacheableParameters<
+        StackedCircuit<Tree, DefaultPieceHasher>,
+        _,
+    >>::cache_identifier(&compound.vanilla_params);
+    // A missing parameter file is found before the vanilla check's time.
+    let what = c1.version.registered_name(c1.size);
+    compound::params_file(params_dir, &cache_id, &what)?;
     // filecoin-proofs' C2 checks the vanilla proofs before it proves them (CompoundProof's
     // sanity check): one that does not verify is refused here, in milliseconds, instead of
     // failing after a proof's minutes.
@@ -234,22 +241,13 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     if !verified {
         bail!("its vanilla proofs do not verify against its comm_r, comm_d, ticket and seed");
     }
-    let cache_id = <Compound<Tree> as storage_proofs_core::parameter_cache::CacheableParameters<
-        StackedCircuit<Tree, DefaultPieceHasher>,
-        _,
-    >>::cache_identifier(&compound.vanilla_params);
     let parts = PorepParts {
         pub_in,
         pub_params: compound.vanilla_params,
         vanilla: out.vanilla_proofs,
         cache_id,
     };
-    compound::register(
-        name,
-        parts,
-        params_dir,
-        &c1.version.registered_name(c1.size),
-    )
+    compound::register(name, parts, params_dir, &what)
 }
 
 impl<Tree: 'static + MerkleTreeTrait> Partitions for PorepParts<Tree> {

@@ -369,8 +369,20 @@ pub struct VerifyArgs {
     /// The proof: the bytes of AwaitProofResponse.proof.
     #[arg(long, value_name = "FILE")]
     pub proof: PathBuf,
-    /// Cache of generated parameters [default: $XDG_CACHE_HOME/provetop/params]
-    #[arg(long, value_name = "DIR")]
+    /// The verifying key (bellperson's layout, as Filecoin's .vk files) instead of the one in
+    /// --params-dir.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["params_dir", "test_params"])]
+    pub vk: Option<PathBuf>,
+    /// Filecoin's parameter folder, where only the circuit's v28-….vk is read [default:
+    /// $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters]
+    #[arg(long, value_name = "DIR", conflicts_with = "test_params")]
+    pub params_dir: Option<PathBuf>,
+    /// The key of the parameters `serve --test-params` (or bench) made here, read from the
+    /// cache (never made by verify).
+    #[arg(long)]
+    pub test_params: bool,
+    /// Cache of generated parameters, for --test-params [default: $XDG_CACHE_HOME/provetop/params]
+    #[arg(long, value_name = "DIR", requires = "test_params")]
     pub params_cache: Option<PathBuf>,
 }
 

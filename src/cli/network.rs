@@ -68,6 +68,17 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N|auto", default_value = "auto")]
     pub in_flight: Concurrency,
 
+    /// Prove with parameters made here (test rigs, benchmarks, CI) instead of Filecoin's from
+    /// --params-dir: their proofs verify only against this machine's keys, never on chain. The
+    /// log, GetStatus and the dashboard's header say so.
+    #[arg(long, conflicts_with = "params_dir")]
+    pub test_params: bool,
+
+    /// Serve cuzk's status page (`GET /status`, JSON) at ADDR: HOST:PORT or a bare PORT
+    /// (loopback); off by default. [default: the config file's [serve] status_listen]
+    #[arg(long, value_name = "ADDR")]
+    pub status_listen: Option<String>,
+
     #[command(flatten, next_help_heading = VIEWER_JOBS)]
     pub workload: WorkloadArgs,
 

@@ -11,10 +11,13 @@ use provetop_porep::Prepared;
 use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
 use provetop_proto::cuzk::v1::{AwaitProofResponse, ProofKind, SubmitProofRequest};
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::watch;
 
+use super::cuzk_metrics::Tally;
+use super::identity::{self, shown, Refusal};
 use super::params::ParamSets;
 use super::request;
 
@@ -35,7 +38,10 @@ pub enum Phase {
 
 /// One request.
 pub struct Entry {
-    pub request_id: String,
+    /// The engine's name of its circuit ([`request::circuit_name`]).
+    pub circuit: String,
+    /// What the request asked for ([`identity::digest`]): a retry must match it.
+    pub digest: [u8; 32],
     pub kind: ProofKind,
     pub priority: Priority,
     pub phase: Phase,
@@ -54,16 +60,19 @@ pub struct Entry {
 
 #[derive(Default)]
 struct Inner {
+    /// By job id, which is the request_id (or one made for a request without).
     entries: HashMap<String, Entry>,
-    by_request: HashMap<String, String>,
     by_engine: HashMap<JobId, String>,
     queue: VecDeque<String>,
     finished: VecDeque<String>,
-    next: u64,
+    /// Requests accepted: each one's circuit name is unique.
+    accepted: u64,
     completed: u64,
     failed: u64,
     /// Requests whose proof the engine or filecoin-proofs failed (not refused requests).
     proof_failed: u64,
+    /// Answers by kind, for cuzk's metric names.
+    tally: Tally,
     accepting: bool,
 }
 
@@ -75,6 +84,18 @@ pub struct Jobs {
     wake: Condvar,
     /// Jobs in the engine at most; None: the engine's own choice for the request's partitions.
     concurrency: Option<u64>,
+    /// Filecoin's parameter folder; None with `--test-params` (parameters made here).
+    params_dir: Option<PathBuf>,
+}
+
+/// A request in the engine, as the status page shows it.
+pub struct Running {
+    pub engine_job: JobId,
+    pub job_id: String,
+    pub kind: &'static str,
+    pub since: Instant,
+    pub partitions: u32,
+    pub done: u32,
 }
 
 /// What `submit` did.
@@ -87,7 +108,12 @@ pub struct Accepted {
 pub type Queues = Vec<(&'static str, u32, u32)>;
 
 impl Jobs {
-    pub fn new(engine: EngineHandle, params: ParamSets, concurrency: Option<u64>) -> Arc<Jobs> {
+    pub fn new(
+        engine: EngineHandle,
+        params: ParamSets,
+        concurrency: Option<u64>,
+        params_dir: Option<PathBuf>,
+    ) -> Arc<Jobs> {
         Arc::new(Jobs {
             engine,
             params,
@@ -97,49 +123,57 @@ impl Jobs {
             }),
             wake: Condvar::new(),
             concurrency,
+            params_dir,
         })
     }
 
-    /// Accepts a request (or joins the one with its `request_id`) and checks and builds it on
-    /// this thread: a bad request is answered FAILED with the reason before this returns.
-    pub fn submit(&self, r: &SubmitProofRequest) -> Result<Accepted, String> {
-        if r.request_id.len() > request::MAX_REQUEST_ID {
-            return Err(format!(
-                "request_id has {} bytes; at most {}",
-                r.request_id.len(),
-                request::MAX_REQUEST_ID
-            ));
+    /// Accepts a request (or joins the open one it repeats) and checks and builds it on this
+    /// thread. What can never prove is refused before it is a job (cuzk's INVALID_ARGUMENT);
+    /// a request whose vanilla proofs do not verify is a job answered FAILED with the reason
+    /// before this returns.
+    pub fn submit(&self, r: &SubmitProofRequest) -> Result<Accepted, Refusal> {
+        let (kind, size) =
+            request::check_fields(r).map_err(|e| Refusal::Invalid(format!("{e:#}")))?;
+        if let Some(note) = request::size_note(r, size) {
+            tracing::warn!("serve: {}: {note}", shown(&r.request_id));
         }
-        let job_id = {
+        let digest = identity::digest(r);
+        let wire = request::proof_kind(kind);
+        let (job_id, name) = {
             let mut st = self.inner.lock();
             if !st.accepting {
-                return Err("the server is shutting down and takes no new requests".into());
+                return Err(Refusal::Unavailable(
+                    "the server is shutting down and takes no new requests".into(),
+                ));
             }
-            if !r.request_id.is_empty() {
-                if let Some(id) = st.by_request.get(&r.request_id) {
-                    tracing::info!("serve: {} joins {id} (the same request_id)", r.request_id);
-                    let position = st.queue.iter().position(|q| q == id).unwrap_or(0);
-                    return Ok(Accepted {
-                        job_id: id.clone(),
-                        queue_position: position as u32,
-                    });
+            let job_id = match r.request_id.as_str() {
+                "" => loop {
+                    let id = identity::generated_id();
+                    if !st.entries.contains_key(&id) {
+                        break id;
+                    }
+                },
+                id => {
+                    if let Some(e) = st.entries.get(id) {
+                        return self.reuse(&st, id, e, &digest);
+                    }
+                    id.to_string()
                 }
-            }
-            st.next += 1;
-            let job_id = format!("job-{}", st.next);
+            };
             let (answer, _) = watch::channel(None);
+            st.accepted += 1;
+            let circuit = request::circuit_name(wire, st.accepted, &job_id);
+            let name = circuit.clone();
             st.entries.insert(
                 job_id.clone(),
                 Entry {
-                    request_id: r.request_id.clone(),
-                    kind: ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified),
-                    priority: request::priority(
-                        r.priority,
-                        ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified),
-                    ),
+                    circuit,
+                    digest,
+                    kind: wire,
+                    priority: request::priority(r.priority, wire),
                     phase: Phase::Checking,
                     proof: None,
-                    circuit_id: String::new(),
+                    circuit_id: kind.circuit_id(size),
                     engine_job: None,
                     accepted: Instant::now(),
                     submitted: None,
@@ -150,24 +184,33 @@ impl Jobs {
                     answer,
                 },
             );
-            if !r.request_id.is_empty() {
-                st.by_request.insert(r.request_id.clone(), job_id.clone());
-            }
-            job_id
+            (job_id, name)
         };
         // Built outside the lock: parsing a 32 GiB sector's vanilla proofs takes a while.
-        let kind = ProofKind::try_from(r.proof_kind).unwrap_or(ProofKind::Unspecified);
-        let name = circuit_name(kind, &job_id);
-        let built = request::prepare(r, None, &name);
+        let built = request::prepare(r, self.params_dir.as_deref(), &name);
         let mut st = self.inner.lock();
         let Some(e) = st.entries.get_mut(&job_id) else {
-            return Err("forgotten while being checked".into());
+            return Err(Refusal::Invalid("forgotten while being checked".into()));
         };
         match built {
             Err(err) => {
                 provetop_engine::circuit::external::unregister(&name);
                 let msg = format!("{err:#}");
-                tracing::warn!("serve: {job_id} ({}) refused: {msg}", r.request_id);
+                if err.chain().any(|c| c.is::<provetop_porep::MissingParams>()) {
+                    // Not a job: the same request is welcome once the file is there. A retry
+                    // that joined meanwhile hears why.
+                    tracing::warn!("serve: {} refused: {msg}", shown(&job_id));
+                    if let Some(e) = st.entries.remove(&job_id) {
+                        e.answer.send_replace(Some(AwaitProofResponse {
+                            job_id: job_id.clone(),
+                            status: Done::Failed as i32,
+                            error_message: msg.clone(),
+                            ..Default::default()
+                        }));
+                    }
+                    return Err(Refusal::Precondition(msg));
+                }
+                tracing::warn!("serve: {} refused: {msg}", shown(&job_id));
                 finish(&mut st, &job_id, Done::Failed, vec![], msg);
             }
             Ok(_) if !matches!(e.phase, Phase::Checking) => {
@@ -175,11 +218,11 @@ impl Jobs {
                 provetop_engine::circuit::external::unregister(&name);
             }
             Ok(p) => {
-                e.circuit_id = p.kind().circuit_id(p.size());
                 e.proofs = vec![None; p.circuits().partitions as usize];
                 e.proof = Some(Arc::new(p));
                 e.phase = Phase::Queued;
                 let priority = e.priority;
+                // FIFO within a priority: after every queued request of its class or above.
                 let at = {
                     let entries = &st.entries;
                     st.queue
@@ -198,6 +241,28 @@ impl Jobs {
         })
     }
 
+    /// A request whose id `id` names `e` already: the same request still open joins it; any
+    /// other is refused with the reason.
+    fn reuse(
+        &self,
+        st: &Inner,
+        id: &str,
+        e: &Entry,
+        digest: &[u8; 32],
+    ) -> Result<Accepted, Refusal> {
+        let answered = e.answer.borrow().as_ref().map(|a| a.status);
+        identity::may_join(id, answered, e.digest == *digest)?;
+        tracing::info!(
+            "serve: a retry of {} joins it (the same request)",
+            shown(id)
+        );
+        let position = st.queue.iter().position(|q| q == id).unwrap_or(0);
+        Ok(Accepted {
+            job_id: id.to_string(),
+            queue_position: position as u32,
+        })
+    }
+
     /// The channel that carries `job_id`'s answer, None for an unknown job.
     pub fn watch(&self, job_id: &str) -> Option<watch::Receiver<Option<AwaitProofResponse>>> {
         let st = self.inner.lock();
@@ -210,7 +275,7 @@ impl Jobs {
     pub fn cancel(&self, job_id: &str) -> Option<bool> {
         let mut st = self.inner.lock();
         let e = st.entries.get(job_id)?;
-        let kind = e.kind;
+        let circuit = e.circuit.clone();
         match e.phase {
             Phase::Finished => None,
             Phase::Running => {
@@ -221,7 +286,7 @@ impl Jobs {
             }
             Phase::Checking | Phase::Queued => {
                 st.queue.retain(|q| q != job_id);
-                provetop_engine::circuit::external::unregister(&circuit_name(kind, job_id));
+                provetop_engine::circuit::external::unregister(&circuit);
                 finish(&mut st, job_id, Done::Cancelled, vec![], "cancelled".into());
                 Some(false)
             }
@@ -271,6 +336,33 @@ impl Jobs {
     /// filecoin-proofs rejected. Refused requests are not counted.
     pub fn proof_failures(&self) -> u64 {
         self.inner.lock().proof_failed
+    }
+
+    /// Answers by kind so far.
+    pub fn tally(&self) -> Tally {
+        self.inner.lock().tally.clone()
+    }
+
+    /// The requests in the engine, oldest first.
+    pub fn running(&self) -> Vec<Running> {
+        let st = self.inner.lock();
+        let mut out: Vec<Running> = st
+            .entries
+            .iter()
+            .filter_map(|(id, e)| {
+                let engine_job = e.engine_job.filter(|_| matches!(e.phase, Phase::Running))?;
+                Some(Running {
+                    engine_job,
+                    job_id: id.clone(),
+                    kind: request::kind_name(e.kind),
+                    since: e.submitted.unwrap_or(e.accepted),
+                    partitions: e.proofs.len() as u32,
+                    done: e.proofs.iter().filter(|p| p.is_some()).count() as u32,
+                })
+            })
+            .collect();
+        out.sort_by_key(|r| r.engine_job);
+        out
     }
 
     /// Pending and in-progress requests of each proof kind, every kind listed.
@@ -352,9 +444,7 @@ impl Jobs {
             let Some(proof) = proof else { continue };
             let started = Instant::now();
             let circuits = proof.circuits();
-            let loaded = self
-                .params
-                .ensure(proof.kind(), proof.size(), &circuits.name);
+            let loaded = self.params.ensure(proof.kind(), proof.size(), circuits);
             let srs_load_ms = started.elapsed().as_millis() as u64;
             let spec = JobSpec {
                 workload: Workload::External {
@@ -425,7 +515,7 @@ impl Jobs {
     /// Runs on the outcome thread: a job ended. Its proofs, all verified by the engine, are
     /// checked once more by filecoin-proofs (its verifier of the kind) before the answer goes out.
     pub fn job_done(&self, job: JobId, failed: u32, cancelled: u32) {
-        let (job_id, kind, proof, proofs) = {
+        let (job_id, circuit, proof, proofs) = {
             let mut st = self.inner.lock();
             let Some(id) = st.by_engine.remove(&job) else {
                 return;
@@ -439,7 +529,7 @@ impl Jobs {
                 .cloned()
                 .collect::<Option<Vec<_>>>()
                 .map(|v| v.concat());
-            (id, e.kind, e.proof.clone(), proofs)
+            (id, e.circuit.clone(), e.proof.clone(), proofs)
         };
         let verdict = match (cancelled, failed, proof, proofs) {
             (c, _, _, _) if c > 0 => (Done::Cancelled, vec![], "cancelled".to_string()),
@@ -467,15 +557,9 @@ impl Jobs {
             tracing::warn!("serve: {job_id} failed: {}", verdict.2);
             st.proof_failed += 1;
         }
-        provetop_engine::circuit::external::unregister(&circuit_name(kind, &job_id));
+        provetop_engine::circuit::external::unregister(&circuit);
         finish(&mut st, &job_id, verdict.0, verdict.1, verdict.2);
     }
-}
-
-/// The engine's name for a request's circuit: its proof kind and job, as the dashboard's job
-/// rows and the log show them.
-fn circuit_name(kind: ProofKind, job_id: &str) -> String {
-    format!("{}/{job_id}", request::kind_name(kind))
 }
 
 /// Answers `job_id` (once: a later answer is ignored) and forgets the oldest finished requests
@@ -501,20 +585,26 @@ fn finish(st: &mut Inner, job_id: &str, status: Done, proof: Vec<u8>, error: Str
         gpu_compute_ms: ms(e.device_s),
         total_ms: e.accepted.elapsed().as_millis() as u64,
     };
+    let answer_seconds = e.accepted.elapsed().as_secs_f64();
     e.proof = None;
     e.proofs.clear();
     e.answer.send_replace(Some(answer));
+    let kind = request::kind_name(e.kind);
     match status {
-        Done::Completed => st.completed += 1,
-        Done::Failed => st.failed += 1,
+        Done::Completed => {
+            st.completed += 1;
+            st.tally.completed(kind, answer_seconds);
+        }
+        Done::Failed => {
+            st.failed += 1;
+            st.tally.failed(kind);
+        }
         _ => {}
     }
     st.finished.push_back(job_id.to_string());
     while st.finished.len() > KEEP_FINISHED {
         if let Some(old) = st.finished.pop_front() {
-            if let Some(e) = st.entries.remove(&old) {
-                st.by_request.remove(&e.request_id);
-            }
+            st.entries.remove(&old);
         }
     }
 }

@@ -7,17 +7,22 @@
 //! ones.
 
 mod accept;
+mod board;
+mod cuzk_metrics;
+mod identity;
 mod jobs;
 mod listen;
 mod params;
 mod record;
 mod request;
 mod service;
+mod status_page;
 pub mod viewers;
 
 use anyhow::{Context, Result};
 use provetop_proto::cuzk::v1::proving_engine_server::ProvingEngineServer;
 use provetop_proto::provetop::v1::telemetry_server::TelemetryServer;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,12 +33,16 @@ use provetop_telemetry::config::Budget;
 
 pub use request::{
     check_fields as check_request, curio_priority, prepare as prepare_request, priority,
-    proof_kind, prover_id_of_miner,
+    proof_kind, prover_id_of_miner, size_note,
 };
 
-/// The largest message taken, checked by tonic before it allocates the message: a 64 GiB
-/// sector's vanilla proof and the rest of its request.
-pub(crate) const MAX_MESSAGE: usize = request::MAX_VANILLA_BYTES + (1 << 20);
+/// The largest message either way, checked by tonic before it allocates the message: Curio's
+/// client's limit.
+pub(crate) const MAX_MESSAGE: usize = request::MAX_MESSAGE;
+
+/// Filecoin's parameter folder when neither flag, config file nor
+/// `$FIL_PROOFS_PARAMETER_CACHE` says: filecoin-proofs' own default.
+const DEFAULT_PARAMS_DIR: &str = "/var/tmp/filecoin-proof-parameters";
 
 /// Where `serve` listens when neither `--listen` nor the config file says.
 const DEFAULT_LISTEN: &str = "127.0.0.1:9820";
@@ -73,6 +82,9 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
     let history = args.history.or(file.history).unwrap_or(DEFAULT_HISTORY);
     // Bound before the engine starts: a listen failure exits 2 at once.
     let bound = run::usage(listen::bind(&listen))?;
+    let params_dir = params_dir(args, &file);
+    // filecoin-proofs reads its settings once: pointed at the folder before any request.
+    run::usage(provetop_porep::filecoin::configure(params_dir.as_deref()))?;
     let mut engine_args = args.engine_args();
     engine_args.record = engine_args.record.or(file.record);
     run::usage(record::rotate(&engine_args))?;
@@ -97,7 +109,14 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
             seed: session.plan.seed,
             priority: provetop_engine::pipeline::Priority::Normal,
         },
-        session: run::session_info(&engine, &session.plan),
+        session: {
+            let mut info = run::session_info(&engine, &session.plan);
+            // The dashboard's header says so when proofs are made with parameters made here.
+            if params_dir.is_none() {
+                info.workload = format!("{} · TEST PARAMETERS (--test-params)", info.workload);
+            }
+            info
+        },
         session_id: viewers::session_id(),
         history,
         stopping,
@@ -112,11 +131,18 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         Budget::Auto => provetop_engine::hostmem::available_memory().unwrap_or(64 << 30) / 2,
     };
     tracing::info!("serve: parameter sets kept hot within {srs_budget} bytes");
-    let jobs = jobs::Jobs::new(
-        engine.clone(),
-        params::ParamSets::new(engine.clone(), Some(srs_budget)),
-        concurrency,
-    );
+    let sets = params::ParamSets::new(engine.clone(), Some(srs_budget), params_dir.clone());
+    let source = sets.source();
+    match &params_dir {
+        Some(d) if !d.is_dir() => {
+            tracing::warn!("serve: parameters: {source} (no such folder yet)");
+            eprintln!("serve: warning: parameters: {source}: no such folder; requests are refused naming the file they need");
+        }
+        Some(_) => tracing::info!("serve: parameters: {source}"),
+        None => tracing::warn!("serve: parameters: {source}"),
+    }
+    eprintln!("serve: parameters: {source}");
+    let jobs = jobs::Jobs::new(engine.clone(), sets, concurrency, params_dir);
     let metrics = match args.session.telemetry {
         OnOff::On => Some(provetop_telemetry::export::prometheus::Collector::start(
             engine.bus(),
@@ -140,10 +166,24 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
                 .spawn(move || outcomes(&jobs, &stop))?
         },
     ];
+    let started = Instant::now();
+    let cuzk = Arc::new(status_page::CuzkMetrics {
+        jobs: jobs.clone(),
+        started,
+    });
+    // cuzk's metric names at --metrics-addr too, beside provetop's.
+    if let Some(exporter) = &session._metrics {
+        exporter.add_pages(cuzk.clone());
+    }
+    let _status = match args.status_listen.as_ref().or(file.status_listen.as_ref()) {
+        Some(listen) => Some(status_page::start(listen, jobs.clone(), started)?),
+        None => None,
+    };
     let service = service::Service {
         jobs: jobs.clone(),
         metrics,
-        started: Instant::now(),
+        cuzk,
+        started,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -183,6 +223,25 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         (0, _) => 3,
         _ => 1,
     })
+}
+
+/// Filecoin's parameter folder: `--params-dir`, `[serve] params_dir`,
+/// `$FIL_PROOFS_PARAMETER_CACHE`, else filecoin-proofs' default; None with `--test-params`.
+fn params_dir(args: &ServeArgs, file: &crate::config_file::ServeSettings) -> Option<PathBuf> {
+    if args.test_params {
+        return None;
+    }
+    let env = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    Some(
+        args.workload
+            .params_dir
+            .clone()
+            .or(file.params_dir.clone())
+            .or(env)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMS_DIR)),
+    )
 }
 
 /// Where and how the server listens.

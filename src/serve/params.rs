@@ -9,7 +9,9 @@ use parking_lot::Mutex;
 use provetop_engine::circuit::{external, Workload};
 use provetop_engine::params::residency::{SetStatus, Tier};
 use provetop_engine::pipeline::EngineHandle;
-use provetop_porep::{Kind, Prepared, SectorSize};
+use provetop_porep::{Kind, Prepared, Registered, SectorSize};
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// The sets the server has held, through the engine's parameter store.
@@ -17,6 +19,10 @@ pub struct ParamSets {
     engine: EngineHandle,
     /// Page-locked bytes reserved for prestaging (once, for the first set).
     pinned: Mutex<Option<u64>>,
+    /// Filecoin's parameter folder; None with `--test-params` (parameters made here).
+    pub dir: Option<PathBuf>,
+    /// When each set (by circuit_id) was last asked for by a proof.
+    used: Mutex<HashMap<String, Instant>>,
 }
 
 /// One set as `GetStatus` lists it.
@@ -27,11 +33,23 @@ pub struct Listed {
 }
 
 impl ParamSets {
-    pub fn new(engine: EngineHandle, budget: Option<u64>) -> ParamSets {
+    pub fn new(engine: EngineHandle, budget: Option<u64>, dir: Option<PathBuf>) -> ParamSets {
         engine.store().set_budget(budget);
         ParamSets {
             engine,
             pinned: Mutex::default(),
+            dir,
+            used: Mutex::default(),
+        }
+    }
+
+    /// Where proofs' parameters come from, as the log, `GetStatus` and `/status` say it.
+    pub fn source(&self) -> String {
+        match &self.dir {
+            Some(d) => format!("filecoin: {}", d.display()),
+            None => "test: made here (--test-params); their proofs verify only against this \
+                     machine's keys, never on chain"
+                .to_string(),
         }
     }
 
@@ -57,11 +75,22 @@ impl ParamSets {
             .find(|s| s.name == name)
     }
 
-    /// Loads (or finds hot) the parameters of `kind` and `size`; `source_name` is a registered
-    /// circuit of theirs (a request's) whose shape they are made for. Returns whether they were
-    /// hot already.
-    pub fn ensure(&self, kind: Kind, size: SectorSize, source_name: &str) -> Result<bool> {
+    /// Loads (or finds hot) the parameters of `kind` and `size`; `source` is a registered
+    /// circuit of theirs (a request's) whose shape they are made for, and `file` Filecoin's
+    /// file of them, where it names one. Returns whether they were hot already.
+    pub fn ensure(&self, kind: Kind, size: SectorSize, source: &Registered) -> Result<bool> {
+        self.ensure_named(kind, size, &source.name, source.params_file.as_ref())
+    }
+
+    fn ensure_named(
+        &self,
+        kind: Kind,
+        size: SectorSize,
+        source_name: &str,
+        file: Option<&PathBuf>,
+    ) -> Result<bool> {
         let id = kind.circuit_id(size);
+        self.used.lock().insert(id.clone(), Instant::now());
         if self
             .status_of(kind, size)
             .is_some_and(|s| s.tier == Tier::Hot)
@@ -75,6 +104,9 @@ impl ParamSets {
             external::register(&canonical, external::get(source_name)?);
         }
         let workload = Self::workload(kind, size);
+        if let Some(file) = file {
+            self.engine.store().use_file(&workload, file.clone());
+        }
         let start = Instant::now();
         let quiet = |_: &str, _: usize, _: usize| {};
         let loaded = self
@@ -109,12 +141,21 @@ impl ParamSets {
                 bail!("{id}: its circuit is known from a request's vanilla proofs; send one first");
             }
             // Registered as `canonical`; the statement itself is not needed here.
-            provetop_porep::prepared::prepare_sealed(kind, size, 0, None, &|m| {
-                tracing::info!("{kind}: {m}")
-            })?;
+            let sealed = provetop_porep::prepared::prepare_sealed(
+                kind,
+                size,
+                0,
+                self.dir.as_deref(),
+                &|m| tracing::info!("{kind}: {m}"),
+            )?;
+            if let Some(file) = &sealed.circuits().params_file {
+                self.engine
+                    .store()
+                    .use_file(&Self::workload(kind, size), file.clone());
+            }
         }
         let start = Instant::now();
-        let already = self.ensure(kind, size, &canonical)?;
+        let already = self.ensure_named(kind, size, &canonical, None)?;
         Ok((already, start.elapsed().as_millis() as u64))
     }
 
@@ -150,6 +191,11 @@ impl ParamSets {
                 })
             })
             .collect()
+    }
+
+    /// When a proof last asked for the set `circuit_id`.
+    pub fn last_used(&self, circuit_id: &str) -> Option<Instant> {
+        self.used.lock().get(circuit_id).copied()
     }
 
     /// Page-locked bytes reserved for witnesses.

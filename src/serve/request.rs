@@ -2,7 +2,7 @@
 //! message that says what is wrong with it. Everything cheap is checked before the vanilla
 //! proofs are parsed.
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use provetop_engine::pipeline::Priority as EnginePriority;
 use provetop_porep::post::registered as post_registered;
 use provetop_porep::{Inputs, Kind, Prepared, ProofVersion, SectorSize, C1};
@@ -13,8 +13,11 @@ use std::path::Path;
 pub const MAX_REQUEST_ID: usize = 256;
 
 /// The largest vanilla proof taken: a 64 GiB sector's C1 output is about 100 MB of JSON with
-/// lotus-bench's base64 wrapper around it.
-pub const MAX_VANILLA_BYTES: usize = 192 << 20;
+/// lotus-bench's base64 wrapper around it; the rest of a message is under 1 MiB.
+pub const MAX_VANILLA_BYTES: usize = MAX_MESSAGE - (1 << 20);
+
+/// The largest message either way: Curio's client sends and takes up to 256 MiB.
+pub const MAX_MESSAGE: usize = 256 << 20;
 
 /// The most vanilla proofs in one request: a 64GiB SnapDeals update has 16 partitions, a 32GiB
 /// WindowPoSt partition 2,349 sectors.
@@ -29,6 +32,21 @@ pub fn kind_name(kind: ProofKind) -> &'static str {
         ProofKind::WinningPost => "winning_post",
         ProofKind::Unspecified => "unspecified",
     }
+}
+
+/// The engine's name for a request's circuit, as the dashboard's job rows and the log show
+/// it: its proof kind, the `n`-th request accepted, and the id with what is not a letter, digit,
+/// `.`, `_` or `-` replaced (an id is the client's, and the name may reach a file name).
+pub fn circuit_name(kind: ProofKind, n: u64, job_id: &str) -> String {
+    let safe: String = job_id
+        .chars()
+        .take(48)
+        .map(|c| match c.is_ascii_alphanumeric() || "._-".contains(c) {
+            true => c,
+            false => '_',
+        })
+        .collect();
+    format!("{}/{n}-{safe}", kind_name(kind))
 }
 
 /// Our kind of cuzk's.
@@ -82,8 +100,9 @@ pub fn prover_id_of_miner(miner_id: u64) -> [u8; 32] {
         .expect("f0 and a number is an ID address")
 }
 
-/// The checks that need no parsing: kind, ids, sizes, the registered proof agreeing with the
-/// kind and size, and the fields the kind carries (and not the others').
+/// The checks that need no parsing: kind, ids, lengths, the registered proof agreeing with the
+/// kind, and the fields the kind carries (and not the others'). The sector size is the
+/// registered proof's, as cuzk takes it: `sector_size` only labels (see [`size_note`]).
 pub fn check_fields(r: &SubmitProofRequest) -> Result<(Kind, SectorSize)> {
     if r.request_id.len() > MAX_REQUEST_ID {
         bail!(
@@ -99,36 +118,22 @@ pub fn check_fields(r: &SubmitProofRequest) -> Result<(Kind, SectorSize)> {
     if Priority::try_from(r.priority).is_err() {
         bail!("priority {} is not a known priority", r.priority);
     }
-    let (size, registered) = match kind {
-        Kind::Porep => {
-            let (size, version) = ProofVersion::from_registered_id(r.registered_proof)?;
-            (size, version.registered_name(size))
-        }
-        Kind::Snap => (
-            provetop_porep::snap::registered(r.registered_proof)?,
-            provetop_porep::snap::registered_name(r.registered_proof),
-        ),
+    let size = match kind {
+        Kind::Porep => ProofVersion::from_registered_id(r.registered_proof)?.0,
+        Kind::Snap => provetop_porep::snap::registered(r.registered_proof)?,
         _ => {
             let (post_kind, size, _) = post_registered(r.registered_proof)?;
-            let name = provetop_porep::post::registered_name(r.registered_proof);
             if post_kind != kind {
                 bail!(
-                    "registered_proof {} ({name}) is a {post_kind} proof, not a {}",
+                    "registered_proof {} ({}) is a {post_kind} proof, not a {}",
                     r.registered_proof,
+                    provetop_porep::post::registered_name(r.registered_proof),
                     wire.as_str_name()
                 );
             }
-            (size, name)
+            size
         }
     };
-    if r.sector_size != size.bytes() {
-        bail!(
-            "sector_size {} does not match registered_proof {} ({registered}, {} bytes)",
-            r.sector_size,
-            r.registered_proof,
-            size.bytes()
-        );
-    }
     let total: usize = r.vanilla_proofs.iter().map(Vec::len).sum();
     if r.vanilla_proof.len().max(total) > MAX_VANILLA_BYTES {
         bail!(
@@ -161,6 +166,21 @@ pub fn check_fields(r: &SubmitProofRequest) -> Result<(Kind, SectorSize)> {
         _ => {}
     }
     Ok((kind, size))
+}
+
+/// A warning for a `sector_size` other than the registered proof's `size`: cuzk proves the
+/// registered proof's size (Curio's own benchmark client sends 32 GiB in every request), and so
+/// does provetop. None when they agree.
+pub fn size_note(r: &SubmitProofRequest, size: SectorSize) -> Option<String> {
+    (r.sector_size != size.bytes()).then(|| {
+        format!(
+            "sector_size {} disagrees with registered_proof {} (a {size} sector, {} bytes): \
+             proving a {size} sector, as cuzk does (sector_size only labels)",
+            r.sector_size,
+            r.registered_proof,
+            size.bytes()
+        )
+    })
 }
 
 /// The request's C1 output, checked against its sector size, registered proof, sector number
@@ -223,7 +243,7 @@ pub fn prepare(r: &SubmitProofRequest, params_dir: Option<&Path>, name: &str) ->
                     name,
                 )
                 .map(Prepared::Porep)
-                .map_err(|e| anyhow!("vanilla_proof: {e:#}"))
+                .context("vanilla_proof")
             }
             _ => provetop_porep::prepared::register(&inputs_of(r, kind), params_dir, name),
         }
@@ -260,9 +280,13 @@ mod tests {
         assert!(err(&r).contains("proof_kind 99"));
         r.proof_kind = ProofKind::Unspecified as i32;
         assert!(err(&r).contains("unspecified"));
+        // cuzk's rule: the registered proof's size, whatever sector_size says (with a note).
         let mut r = request();
-        r.sector_size = 8 << 20;
-        assert!(err(&r).contains("does not match registered_proof 5"));
+        r.sector_size = 32 << 30;
+        assert_eq!(check_fields(&r).unwrap().1, SectorSize::S2KiB);
+        assert!(size_note(&r, SectorSize::S2KiB)
+            .is_some_and(|n| n.contains("34359738368") && n.contains("2KiB")));
+        assert!(size_note(&request(), SectorSize::S2KiB).is_none());
         let mut r = request();
         r.registered_proof = 12;
         assert!(err(&r).contains("not supported"));
@@ -306,7 +330,12 @@ mod tests {
         );
         // A WindowPoSt proof number sent as a WinningPoSt, another size, the PoRep field.
         assert!(fields(&post(ProofKind::WinningPost, 10)).contains("is a window-post proof"));
-        assert!(fields(&post(ProofKind::WindowPostPartition, 11)).contains("sector_size 2048"));
+        assert_eq!(
+            check_fields(&post(ProofKind::WindowPostPartition, 11))
+                .unwrap()
+                .1,
+            SectorSize::S8MiB
+        );
         let mut r = post(ProofKind::SnapDealsUpdate, 0);
         r.vanilla_proof = b"{}".to_vec();
         assert!(fields(&r).contains("vanilla_proof is a PoRep C2"));
@@ -315,6 +344,16 @@ mod tests {
         assert!(fields(&r).contains("vanilla_proofs is empty"));
         r.vanilla_proofs = vec![vec![]; MAX_VANILLA_PROOFS + 1];
         assert!(fields(&r).contains("at most"));
+    }
+
+    #[test]
+    fn a_circuit_name_is_safe_for_any_id() {
+        let n = circuit_name(ProofKind::WinningPost, 3, "../x y/é");
+        assert_eq!(n, "winning_post/3-.._x_y__");
+        assert_eq!(
+            circuit_name(ProofKind::PorepSealCommit, 1, &"a".repeat(300)).len(),
+            68
+        );
     }
 
     #[test]

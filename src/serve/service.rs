@@ -12,12 +12,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tonic::{Request, Response, Status};
 
+use super::identity::shown;
 use super::jobs::Jobs;
+use super::status_page::CuzkMetrics;
 
 /// The service's state: the request table, the metrics collector and the start time.
 pub struct Service {
     pub jobs: Arc<Jobs>,
     pub metrics: Option<Collector>,
+    /// cuzk's metric names, exported beside provetop's.
+    pub cuzk: Arc<CuzkMetrics>,
     pub started: Instant,
 }
 
@@ -28,26 +32,10 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .map_err(|e| Status::internal(format!("the request's worker ended: {e}")))
 }
 
-/// An id as an error message quotes it: a long one cut short, since the message travels in a
-/// header and clients refuse headers over 16 KiB (their error would hide ours).
-fn shown(id: &str) -> String {
-    const MAX: usize = 80;
-    if id.len() <= MAX {
-        return id.to_string();
-    }
-    let mut end = MAX;
-    while !id.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes)", &id[..end], id.len())
-}
-
 impl Service {
     async fn submit(&self, r: SubmitProofRequest) -> Result<SubmitProofResponse, Status> {
         let jobs = self.jobs.clone();
-        let accepted = blocking(move || jobs.submit(&r))
-            .await?
-            .map_err(Status::invalid_argument)?;
+        let accepted = blocking(move || jobs.submit(&r)).await??;
         Ok(SubmitProofResponse {
             job_id: accepted.job_id,
             queue_position: accepted.queue_position,
@@ -110,15 +98,10 @@ impl ProvingEngine for Service {
         let Some(submit) = req.into_inner().submit else {
             return Err(Status::invalid_argument("ProveRequest has no submit"));
         };
-        // A refused request is an answer with its reason, as Curio reads failures.
-        let result = match self.submit(submit).await {
-            Ok(s) => self.wait(&s.job_id, None).await?,
-            Err(s) => AwaitProofResponse {
-                status: Done::Failed as i32,
-                error_message: s.message().to_string(),
-                ..Default::default()
-            },
-        };
+        // As cuzk's: a request refused at submit is that error; one that fails later, an
+        // answer FAILED with the reason.
+        let job = self.submit(submit).await?;
+        let result = self.wait(&job.job_id, None).await?;
         Ok(Response::new(ProveResponse {
             result: Some(result),
         }))
@@ -191,6 +174,7 @@ impl ProvingEngine for Service {
             uptime_seconds: self.started.elapsed().as_secs(),
             pinned_memory_bytes: jobs.params.pinned_bytes(),
             pinned_memory_limit_bytes: provetop_engine::hostmem::page_locked_ceiling(),
+            parameters: jobs.params.source(),
         }))
     }
 
@@ -204,7 +188,7 @@ impl ProvingEngine for Service {
             ));
         };
         Ok(Response::new(GetMetricsResponse {
-            prometheus_text: m.render(),
+            prometheus_text: m.render() + &self.cuzk.render(),
         }))
     }
 

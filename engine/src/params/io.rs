@@ -65,6 +65,29 @@ pub fn load_params(path: &Path) -> Result<Parameters> {
         .with_context(|| format!("reading params file {}", path.display()))
 }
 
+/// Reads the verifying key at the start of `path`: a `.vk` file (nothing may follow) or a
+/// parameter file (`whole` false: the queries that follow are not read).
+pub fn load_vk(path: &Path, whole: bool) -> Result<VerifyingKey> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let len = file.metadata()?.len();
+    let mut r = Reader {
+        inner: BufReader::new(file),
+        offset: 0,
+        len: Some(len),
+    };
+    let vk = r
+        .vk()
+        .with_context(|| format!("reading the verifying key in {}", path.display()))?;
+    if whole && r.offset != len {
+        bail!(
+            "{}: {} unexpected bytes after the verifying key",
+            path.display(),
+            len - r.offset
+        );
+    }
+    Ok(vk)
+}
+
 /// The lengths of the IC, H and L queries of a parameter file, read from its verifying key and
 /// two length fields (seeking over the H points): enough to refuse a file made for another
 /// circuit in milliseconds, before loading tens of gigabytes.

@@ -34,6 +34,8 @@ pub struct ParamsStore {
     cache: ParamsCache,
     /// `--params FILE`: used for every workload whose shape it fits.
     file: Option<PathBuf>,
+    /// Files for single workloads, by label (Filecoin's, one per circuit): ahead of `file`.
+    files: Mutex<HashMap<String, PathBuf>>,
     /// Every set loaded here, by shape digest, in its tier.
     sets: Mutex<Sets>,
     circuits: CircuitCache,
@@ -52,10 +54,17 @@ impl ParamsStore {
             circuits: CircuitCache::new(cache_dir.clone()),
             cache: ParamsCache::new(cache_dir),
             file,
+            files: Mutex::default(),
             sets: Mutex::default(),
             recorded: Mutex::default(),
             products: Mutex::new(Arc::new(setup::CpuProducts)),
         }
+    }
+
+    /// Reads `workload`'s parameters from `path` (checked to fit, as `--params`) instead of the
+    /// cache: a server proving several circuits with Filecoin's files names each one's.
+    pub fn use_file(&self, workload: &Workload, path: PathBuf) {
+        self.files.lock().insert(workload.label(), path);
     }
 
     /// Runs the fixed-base products of every later setup on `products` (a GPU's).
@@ -110,16 +119,17 @@ impl ParamsStore {
     pub fn get(&self, workload: &Workload, progress: setup::Progress) -> Result<Arc<Loaded>> {
         let shape = workload.shape()?;
         let name = workload.label();
+        let named = self.files.lock().get(&name).cloned().or(self.file.clone());
         {
             let mut sets = self.sets.lock();
             if let Some(l) = sets.get(&shape.digest) {
                 return Ok(l);
             }
-            let file = (self.file.clone()).unwrap_or_else(|| self.cache.path_for(workload, &shape));
+            let file = (named.clone()).unwrap_or_else(|| self.cache.path_for(workload, &shape));
             let need = sets.estimate(&shape.digest, &file);
             sets.make_room(need, &name)?;
         }
-        let (params, origin) = match &self.file {
+        let (params, origin) = match &named {
             Some(path) => {
                 let start = Instant::now();
                 let (ic, h, l) = io::peek_counts(path)?;

@@ -1,6 +1,8 @@
 //! The exporter's HTTP side: every connection on its own short-lived thread, each request
 //! under one deadline for reading and writing together, and a cap on connections served at
 //! once, so a client that trickles bytes or holds a connection idle never delays a scrape.
+//! What it answers comes from [`Pages`]: the metrics, and pages a server adds (`serve`'s
+//! `/status`).
 
 use parking_lot::Mutex;
 use std::io::{ErrorKind, Read, Write};
@@ -11,6 +13,41 @@ use std::time::{Duration, Instant};
 
 use super::MetricsState;
 
+/// What a server answers: for a path, its content type and body; None for 404.
+pub trait Pages: Send + Sync {
+    /// The page at `path` (the query string removed).
+    fn page(&self, path: &str) -> Option<(&'static str, String)>;
+}
+
+/// The exporter's pages: `/metrics` (with what `extra` adds to it), and `extra`'s others.
+pub(super) struct MetricsPages {
+    pub state: Arc<Mutex<MetricsState>>,
+    pub extra: Mutex<Option<Arc<dyn Pages>>>,
+}
+
+/// The text exposition format's content type.
+pub const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+impl Pages for MetricsPages {
+    fn page(&self, path: &str) -> Option<(&'static str, String)> {
+        let extra = self.extra.lock().clone();
+        match path {
+            "/metrics" => {
+                let mut text = self.state.lock().render();
+                if let Some((_, more)) = extra.and_then(|e| e.page("/metrics")) {
+                    text.push_str(&more);
+                }
+                Some((METRICS_TYPE, text))
+            }
+            "/" => Some((
+                "text/plain; charset=utf-8",
+                "provetop: metrics at /metrics\n".to_string(),
+            )),
+            _ => extra.and_then(|e| e.page(path)),
+        }
+    }
+}
+
 /// The whole of one request, from accept to the last byte written.
 pub const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
 /// Connections served at once (a thread each); more are answered 503 and closed at once.
@@ -19,7 +56,7 @@ pub const MAX_CONNECTIONS: usize = 256;
 const MAX_HEAD: usize = 8192;
 
 /// Accepts until `stop`, handing each connection to a thread of its own.
-pub fn accept(listener: TcpListener, stop: &AtomicBool, state: Arc<Mutex<MetricsState>>) {
+pub fn accept(listener: TcpListener, stop: &AtomicBool, pages: Arc<dyn Pages>) {
     let active = Arc::new(AtomicUsize::new(0));
     for conn in listener.incoming() {
         if stop.load(Ordering::Relaxed) {
@@ -32,7 +69,7 @@ pub fn accept(listener: TcpListener, stop: &AtomicBool, state: Arc<Mutex<Metrics
             continue;
         }
         let slot = Slot(active.clone());
-        let state = state.clone();
+        let pages = pages.clone();
         // Where no thread can be started, the closure (its connection and slot) is dropped:
         // that client sees the connection closed, the next one is tried afresh.
         let _ = std::thread::Builder::new()
@@ -40,7 +77,7 @@ pub fn accept(listener: TcpListener, stop: &AtomicBool, state: Arc<Mutex<Metrics
             .stack_size(256 << 10)
             .spawn(move || {
                 let _slot = slot;
-                let _ = serve(c, &state, Instant::now() + REQUEST_DEADLINE);
+                let _ = serve(c, &*pages, Instant::now() + REQUEST_DEADLINE);
             });
     }
 }
@@ -109,25 +146,18 @@ fn write_by(c: &mut TcpStream, bytes: &[u8], deadline: Instant) -> std::io::Resu
     Ok(())
 }
 
-/// One request: `GET /metrics` gets the exposition; anything else a short error.
-fn serve(mut c: TcpStream, state: &Mutex<MetricsState>, deadline: Instant) -> std::io::Result<()> {
+/// One request: a GET of a page gets it; anything else a short error.
+fn serve(mut c: TcpStream, pages: &dyn Pages, deadline: Instant) -> std::io::Result<()> {
     let req = read_head(&mut c, deadline)?;
     let line = String::from_utf8_lossy(&req);
     let mut parts = line.lines().next().unwrap_or("").split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let path = target.split('?').next().unwrap_or("");
-    let (status, ctype, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => (
-            "200 OK",
-            "text/plain; version=0.0.4; charset=utf-8",
-            state.lock().render(),
-        ),
-        ("GET" | "HEAD", "/") => (
-            "200 OK",
-            "text/plain; charset=utf-8",
-            "provetop: metrics at /metrics\n".to_string(),
-        ),
-        ("GET" | "HEAD", _) => ("404 Not Found", "text/plain", "not found\n".to_string()),
+    let (status, ctype, body) = match method {
+        "GET" | "HEAD" => match pages.page(path) {
+            Some((ctype, body)) => ("200 OK", ctype, body),
+            None => ("404 Not Found", "text/plain", "not found\n".to_string()),
+        },
         _ => (
             "405 Method Not Allowed",
             "text/plain",
@@ -155,8 +185,11 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
-        let state = Mutex::new(MetricsState::new(&EngineConfig::default(), 0));
-        let t = std::thread::spawn(move || serve(server, &state, Instant::now() + deadline));
+        let pages = MetricsPages {
+            state: Arc::new(Mutex::new(MetricsState::new(&EngineConfig::default(), 0))),
+            extra: Mutex::new(Some(Arc::new(Extra))),
+        };
+        let t = std::thread::spawn(move || serve(server, &pages, Instant::now() + deadline));
         (client, t)
     }
 
@@ -177,6 +210,40 @@ mod tests {
         let r = server.join().unwrap();
         assert_eq!(r.unwrap_err().kind(), ErrorKind::TimedOut);
         assert!(start.elapsed() < Duration::from_millis(900));
+    }
+
+    /// A page a server adds, and a line it adds to the metrics.
+    struct Extra;
+
+    impl Pages for Extra {
+        fn page(&self, path: &str) -> Option<(&'static str, String)> {
+            match path {
+                "/status" => Some(("application/json", "{}".into())),
+                "/metrics" => Some((METRICS_TYPE, "extra_total 1\n".into())),
+                _ => None,
+            }
+        }
+    }
+
+    fn get(path: &str) -> String {
+        let (mut client, server) = served(Duration::from_secs(5));
+        client
+            .write_all(format!("GET {path} HTTP/1.1\r\n\r\n").as_bytes())
+            .unwrap();
+        server.join().unwrap().unwrap();
+        let mut out = String::new();
+        client.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn added_pages_are_served_beside_the_metrics() {
+        let status = get("/status?x=1");
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        assert!(status.contains("application/json") && status.ends_with("{}"));
+        let metrics = get("/metrics");
+        assert!(metrics.ends_with("extra_total 1\n"), "{metrics}");
+        assert!(metrics.contains("provetop_"), "{metrics}");
     }
 
     #[test]

@@ -22,7 +22,8 @@ mod state;
 #[cfg(test)]
 mod tests;
 
-pub use server::{Collector, Exporter};
+pub use http::{Pages, METRICS_TYPE};
+pub use server::{Collector, Exporter, PageServer};
 pub use state::MetricsState;
 
 use std::net::{SocketAddr, ToSocketAddrs};

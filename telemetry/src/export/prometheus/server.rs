@@ -1,6 +1,6 @@
 //! The running exporter: a collector thread that folds the bus into the state and settles it
-//! once a second, and an HTTP thread that accepts connections and answers each on its own
-//! thread (`http`).
+//! once a second, and an HTTP server that accepts connections and answers each on its own
+//! thread (`http`); the same server serves other pages alone (`PageServer`).
 
 use crossbeam_channel::RecvTimeoutError;
 use parking_lot::Mutex;
@@ -10,15 +10,17 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{http, MetricsState};
+use super::http::{self, MetricsPages, Pages};
+use super::MetricsState;
 use crate::config::EngineConfig;
 use crate::{Bus, Clock};
 
-/// The running exporter: a collector thread on the bus and an HTTP thread.
+/// The running exporter: a collector thread on the bus and an HTTP server.
 pub struct Exporter {
-    addr: SocketAddr,
+    pages: Arc<MetricsPages>,
+    http: PageServer,
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+    collector: Option<JoinHandle<()>>,
 }
 
 impl Exporter {
@@ -30,19 +32,75 @@ impl Exporter {
         config: &EngineConfig,
     ) -> std::io::Result<Exporter> {
         let listener = TcpListener::bind(addr)?;
-        let addr = listener.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let (state, collector) = collect(bus, clock, config, stop.clone())?;
-        let server = {
+        let pages = Arc::new(MetricsPages {
+            state,
+            extra: Mutex::new(None),
+        });
+        let http = PageServer::serve(listener, pages.clone())?;
+        Ok(Exporter {
+            pages,
+            http,
+            stop,
+            collector: Some(collector),
+        })
+    }
+
+    /// Where it listens (the port chosen when 0 was asked for).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.http.local_addr()
+    }
+
+    /// Serves `pages` too: their `/metrics` text after the exporter's, their other paths as
+    /// they are.
+    pub fn add_pages(&self, pages: Arc<dyn Pages>) {
+        *self.pages.extra.lock() = Some(pages);
+    }
+
+    /// Stops serving and joins the threads.
+    pub fn stop(&mut self) {
+        self.http.stop();
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.collector.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// An HTTP server of [`Pages`] alone, as concurrent and as guarded as the exporter's (it is the
+/// same code): `serve`'s status page.
+pub struct PageServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl PageServer {
+    /// Binds `addr` and serves `pages` until stopped or dropped.
+    pub fn start(addr: SocketAddr, pages: Arc<dyn Pages>) -> std::io::Result<PageServer> {
+        PageServer::serve(TcpListener::bind(addr)?, pages)
+    }
+
+    fn serve(listener: TcpListener, pages: Arc<dyn Pages>) -> std::io::Result<PageServer> {
+        let addr = listener.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
             let stop = stop.clone();
             std::thread::Builder::new()
-                .name("metrics-http".into())
-                .spawn(move || http::accept(listener, &stop, state))?
+                .name("http-accept".into())
+                .spawn(move || http::accept(listener, &stop, pages))?
         };
-        Ok(Exporter {
+        Ok(PageServer {
             addr,
             stop,
-            threads: vec![collector, server],
+            thread: Some(thread),
         })
     }
 
@@ -51,7 +109,7 @@ impl Exporter {
         self.addr
     }
 
-    /// Stops serving and joins the threads.
+    /// Stops serving and joins the accepting thread.
     pub fn stop(&mut self) {
         if self.stop.swap(true, Ordering::Relaxed) {
             return;
@@ -66,13 +124,13 @@ impl Exporter {
             });
         }
         let _ = TcpStream::connect_timeout(&wake, Duration::from_secs(1));
-        for t in self.threads.drain(..) {
+        if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
-impl Drop for Exporter {
+impl Drop for PageServer {
     fn drop(&mut self) {
         self.stop();
     }
