@@ -1,7 +1,5 @@
-//! What fails in vanilla proofs that Filecoin's verifier refused: the partition, the challenge
-//! and the check, found by running the verifier's own checks one at a time (storage-proofs'
-//! public `verify` of each opening, labeling and encoding proof), so a refused request says
-//! which of its parts is wrong. The verdict itself stays the verifier's.
+//! PoRep: storage-proofs-porep's checks of each challenge (its public `verify` of each
+//! opening, labeling and encoding proof), in the order its verifier runs them.
 
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::{DefaultPieceDomain, DefaultPieceHasher};
