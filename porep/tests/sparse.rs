@@ -9,7 +9,7 @@ use std::time::Instant;
 fn spec(size: SectorSize) -> Spec {
     Spec {
         size,
-        prover_id: provetop_porep::c1::parse_prover_id("f01000").unwrap(),
+        prover_id: provetop_porep::c1::parse_prover_id("f01000").expect("an ID address"),
         sector_id: 7,
         seed: 3,
         tamper_label: None,

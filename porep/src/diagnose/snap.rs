@@ -6,7 +6,9 @@ use blstrs::Scalar as Fr;
 use filecoin_hashers::{HashFunction, Hasher};
 use storage_proofs_core::merkle::{MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_update::constants::{TreeDDomain, TreeDHasher, TreeRDomain, TreeRHasher};
-use storage_proofs_update::{phi, rho, Challenges, PartitionProof, PublicInputs, PublicParams};
+use storage_proofs_update::{
+    phi, rho, ChallengeProof, Challenges, PartitionProof, PublicInputs, PublicParams,
+};
 
 /// The first failing check of an update's partitions, in words; None when every check named
 /// here passes.
@@ -33,12 +35,7 @@ pub(crate) fn snap<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         for (i, (c, proof)) in challenges.zip(&p.challenge_proofs).enumerate() {
             let what = if !proof.verify_merkle_proofs(c, &root_old, &pub_in.comm_d_new, &root_new) {
                 "the opening check fails (its tree_r_old, tree_d_new or tree_r_new opening is not of this node under its root)"
-            } else if {
-                let old: Fr = proof.proof_r_old.leaf().into();
-                let data: Fr = proof.proof_d_new.leaf().into();
-                let new: TreeRDomain = (old + data * rho(&phi, c >> shift)).into();
-                new != proof.proof_r_new.leaf()
-            } {
+            } else if encoded(proof, &phi, c >> shift) != proof.proof_r_new.leaf() {
                 "the encoding check fails (the new replica leaf is not the old one plus the data times rho)"
             } else if !apex_path_ok(&proof.proof_d_new.path(), apex_height, &apex) {
                 "the apex check fails (its tree_d_new path leaves the partition's apex tree)"
@@ -49,6 +46,17 @@ pub(crate) fn snap<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         }
     }
     None
+}
+
+/// The new replica leaf the old one and the data give: old + data * rho(phi, high bits).
+fn encoded<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    proof: &ChallengeProof<Tree>,
+    phi: &TreeRDomain,
+    high: u32,
+) -> TreeRDomain {
+    let old: Fr = proof.proof_r_old.leaf().into();
+    let data: Fr = proof.proof_d_new.leaf().into();
+    (old + data * rho(phi, high)).into()
 }
 
 /// The apex tree over a partition's apex leaves, row by row.
