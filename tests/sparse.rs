@@ -28,7 +28,7 @@ fn gen(home: &Path, out: &Path, extra: &[&str]) -> Output {
         "--sector-id",
         "9",
         "--out",
-        out.to_str().unwrap(),
+        out.to_str().expect("a UTF-8 temporary path"),
     ];
     args.extend_from_slice(extra);
     run(home, &args)
@@ -39,20 +39,28 @@ fn gen(home: &Path, out: &Path, extra: &[&str]) -> Output {
 fn one_label_changed(from: &Path, to: &Path) {
     let b64 = base64::engine::general_purpose::STANDARD;
     let mut request: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(from).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(from).expect("the request")).expect("JSON");
     let wrapper = b64
-        .decode(request["vanillaProof"].as_str().unwrap())
-        .unwrap();
-    let mut wrapper: serde_json::Value = serde_json::from_slice(&wrapper).unwrap();
-    let inner = b64.decode(wrapper["Phase1Out"].as_str().unwrap()).unwrap();
-    let mut inner: serde_json::Value = serde_json::from_slice(&inner).unwrap();
+        .decode(request["vanillaProof"].as_str().expect("a bytes field"))
+        .expect("base64");
+    let mut wrapper: serde_json::Value = serde_json::from_slice(&wrapper).expect("JSON");
+    let inner = b64
+        .decode(
+            wrapper["Phase1Out"]
+                .as_str()
+                .expect("lotus-bench's wrapper"),
+        )
+        .expect("base64");
+    let mut inner: serde_json::Value = serde_json::from_slice(&inner).expect("JSON");
     let label =
         &mut inner["vanilla_proofs"]["StackedDrg2KiBV1"][0][0]["labeling_proofs"][0]["parents"][0];
     let first = label.as_array_mut().expect("a label is a list of bytes");
-    first[0] = (first[0].as_u64().unwrap() ^ 1).into();
-    wrapper["Phase1Out"] = b64.encode(serde_json::to_vec(&inner).unwrap()).into();
-    request["vanillaProof"] = b64.encode(serde_json::to_vec(&wrapper).unwrap()).into();
-    std::fs::write(to, request.to_string()).unwrap();
+    first[0] = (first[0].as_u64().expect("a byte") ^ 1).into();
+    wrapper["Phase1Out"] = b64.encode(serde_json::to_vec(&inner).expect("JSON")).into();
+    request["vanillaProof"] = b64
+        .encode(serde_json::to_vec(&wrapper).expect("JSON"))
+        .into();
+    std::fs::write(to, request.to_string()).expect("writing the tampered request");
 }
 
 #[test]
