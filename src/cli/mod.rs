@@ -243,8 +243,8 @@ const GEN_VANILLA_AFTER_HELP: &str = "\
 Sparse sectors (--sparse; the default at 32GiB and 64GiB, where no sector can be sealed here):
 a committed-capacity sector of which only the nodes the proofs open are built: their labels
 (Filecoin's labelling function over parents' labels drawn from --seed) and sparse trees. The
-request passes storage-proofs' own vanilla verifier before it is written, in seconds and a few
-MB. It is a test and benchmark tool, not a way round sealing: the seed that picks the
+request passes storage-proofs' own vanilla verifier before it is written, in seconds. It is a
+test and benchmark tool, not a way round sealing: the seed that picks the
 challenges is chosen here before the trees are built, where the chain draws it after comm_r is
 committed; and the parameters such requests are proved with here are generated, not
 Filecoin's, so their proofs verify only against those parameters' verifying key. Only the
