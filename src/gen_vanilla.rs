@@ -1,5 +1,6 @@
 //! `provetop gen-vanilla`: the `SubmitProofRequest` Curio would send for a test sector sealed
-//! here (or the cached one) under a miner's id, in proto3's JSON mapping, to prove through
+//! here (or the cached one), or a sparse one (`--sparse`, any size), under a miner's id, in
+//! proto3's JSON mapping, to prove through
 //! `serve` or `bench --request` and check with `verify`: a PoRep C2 (the sector's C1 output), a
 //! SnapDeals update of it, a WindowPoSt partition over it or a WinningPoSt.
 
@@ -24,20 +25,42 @@ fn miner(args: &GenVanillaArgs) -> Result<u64> {
     }
 }
 
+/// Whether the sector is sparse: asked for, or too large to seal. Only PoRep so far.
+fn sparse(kind: Kind, size: SectorSize, args: &GenVanillaArgs) -> Result<bool> {
+    let sparse = args.sparse || !size.sealable();
+    if let Some(id) = args.registered_proof {
+        if kind != Kind::Porep {
+            bail!("--registered-proof {id}: a seal proof's number, for --kind porep");
+        }
+        let named = provetop_porep::sparse::registered(id)
+            .with_context(|| format!("--registered-proof {id}"))?;
+        if named != size {
+            bail!("--registered-proof {id} is a {named} seal proof, not {size}");
+        }
+    }
+    if sparse && kind != Kind::Porep {
+        let why = match size.sealable() {
+            true => String::new(),
+            false => {
+                format!(", and a {size} sector is too large to seal here (2KiB, 8MiB, 512MiB)")
+            }
+        };
+        bail!("--kind {kind}: sparse sectors are PoRep only so far{why}");
+    }
+    Ok(sparse)
+}
+
 pub fn main(args: &GenVanillaArgs) -> Result<i32> {
+    let start = std::time::Instant::now();
     let kind: Kind = usage(args.kind.parse().context("--kind"))?;
     let size: SectorSize = usage(args.sector_size.parse().context("--sector-size"))?;
-    if !size.sealable() {
-        return usage(Err(anyhow::anyhow!(
-            "--sector-size {size}: too large to seal here (2KiB, 8MiB or 512MiB)"
-        )));
-    }
+    let sparse = usage(sparse(kind, size, args))?;
     let miner_id = usage(miner(args))?;
     let checked = provetop_telemetry::output::check("--out", &args.out, &[], args.force);
     usage(checked.map_err(Into::into))?;
     // Before any of filecoin-proofs' code: it reads its settings once.
     let vk_dir = provetop_porep::filecoin::configure(None)?;
-    let made = request(kind, size, miner_id, args);
+    let made = request(kind, size, miner_id, sparse, args);
     let _ = std::fs::remove_dir_all(&vk_dir);
     let request = made?;
     let json = serde_json::to_vec_pretty(&crate::request_file::to_json(&request))?;
@@ -45,13 +68,32 @@ pub fn main(args: &GenVanillaArgs) -> Result<i32> {
     std::fs::write(&tmp, json)
         .and_then(|_| std::fs::rename(&tmp, &args.out))
         .with_context(|| format!("writing {}", args.out.display()))?;
+    let bytes = std::fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
     eprintln!(
-        "gen-vanilla: {kind} request for miner f0{miner_id}, sector {} ({}) in {}",
+        "gen-vanilla: {kind} request for miner f0{miner_id}, sector {} ({}{}) in {}: {:.1} s, peak memory {}, {:.1} MB",
         args.sector_id,
         request.request_id,
-        args.out.display()
+        if sparse { ", sparse" } else { "" },
+        args.out.display(),
+        start.elapsed().as_secs_f64(),
+        peak_memory(),
+        bytes as f64 / 1e6
     );
     Ok(0)
+}
+
+/// The process's peak resident memory (VmHWM), as Linux reports it.
+fn peak_memory() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or("unknown".into(), |kb| {
+            format!("{:.0} MiB", kb as f64 / 1024.0)
+        })
 }
 
 /// The request for the sector sealed under the miner's id and `--sector-id`.
@@ -59,6 +101,7 @@ fn request(
     kind: Kind,
     size: SectorSize,
     miner_id: u64,
+    sparse: bool,
     args: &GenVanillaArgs,
 ) -> Result<SubmitProofRequest> {
     let prover_id = crate::serve::prover_id_of_miner(miner_id);
@@ -74,9 +117,21 @@ fn request(
         ..Default::default()
     };
     if kind == Kind::Porep {
-        let sealed = provetop_porep::seal::sealed_c1_as(size, args.seed, ids, &progress)?;
+        let c1 = if sparse {
+            progress(&format!("building a sparse {size} sector"));
+            provetop_porep::sparse::porep(&provetop_porep::sparse::Spec {
+                size,
+                prover_id,
+                sector_id: args.sector_id,
+                seed: args.seed,
+                tamper_label: None,
+            })
+            .context("building the sparse sector")?
+        } else {
+            provetop_porep::seal::sealed_c1_as(size, args.seed, ids, &progress)?.c1
+        };
         // lotus-bench's wrapper as Curio sends it: no prover id inside, the miner names it.
-        let mut wrapper = sealed.c1.to_wrapped_json(args.sector_id, &prover_id);
+        let mut wrapper = c1.to_wrapped_json(args.sector_id, &prover_id);
         if let Some(m) = wrapper.as_object_mut() {
             m.remove("ProverId");
         }

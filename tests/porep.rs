@@ -73,9 +73,6 @@ fn porep_2kib_proofs_verify_with_filecoin_proofs() {
         "{}",
         stderr(&out)
     );
-    let out = bench(&["--sector-size", "32GiB"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--c1"), "{}", stderr(&out));
     let out = bench(&["--c1", c1, "--params-dir", dir.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

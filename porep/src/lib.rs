@@ -14,6 +14,7 @@
 
 pub mod c1;
 mod compound;
+mod diagnose;
 pub mod filecoin;
 pub mod inputs;
 pub mod kind;
@@ -23,6 +24,7 @@ pub mod seal;
 pub mod sector;
 pub mod snap;
 pub mod source;
+pub mod sparse;
 pub mod vanilla;
 mod witness;
 

@@ -331,7 +331,22 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     // refused here, in milliseconds, instead of failing after a proof's time.
     let proof = checked(|| single_partition_vanilla_proofs(config, &pub_params, &pub_in, &vanilla))
         .map_err(|e| {
-            anyhow!("its vanilla proofs do not verify against its randomness and sectors: {e:#}")
+            let winning = st.kind == Kind::WinningPost;
+            let first = st.partition_index * config.sector_count;
+            let failed = checked(|| {
+                Ok(crate::diagnose::post(
+                    &pub_params,
+                    randomness,
+                    winning,
+                    first,
+                    &vanilla,
+                ))
+            });
+            let why = match failed {
+                Ok(Some(what)) => what,
+                _ => format!("{e:#}"),
+            };
+            anyhow!("its vanilla proofs do not verify against its randomness and sectors: {why}")
         })?;
     let listed = vanilla
         .iter()

@@ -213,7 +213,15 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     })
     .context("checking its vanilla proofs")?;
     if !verified {
-        bail!("its vanilla proofs do not verify against comm_r_old, comm_r_new and comm_d_new");
+        let failed = checked(|| Ok(crate::diagnose::snap(&pub_params, &pub_in, &vanilla)));
+        let why = match failed {
+            Ok(Some(what)) => what,
+            Ok(None) => "storage-proofs-update's verifier refuses them".into(),
+            Err(e) => format!("{e:#}"),
+        };
+        bail!(
+            "its vanilla proofs do not verify against comm_r_old, comm_r_new and comm_d_new: {why}"
+        );
     }
     let parts = SnapParts {
         pub_in,

@@ -23,7 +23,8 @@ use provetop_engine::circuit::shape::hex;
 /// What `--workload porep` was given.
 #[derive(Clone, Debug, Default)]
 pub struct PorepArgs {
-    /// `--sector-size`: with `--c1`, the size the file must have; alone, the test sector to seal.
+    /// `--sector-size`: with `--c1`, the size the file must have; alone, the test sector to seal
+    /// (2KiB, 8MiB, 512MiB) or the sparse sector to build (32GiB, 64GiB).
     /// None: the file's own.
     pub sector_size: Option<SectorSize>,
     /// `--c1`: a C1 output Lotus or Curio wrote. None: a test sector is sealed here.
@@ -59,22 +60,21 @@ pub fn prepare(args: &PorepArgs, progress: &dyn Fn(&str)) -> Result<Porep> {
     let given_prover = args.prover_id.as_deref().map(parse_prover_id).transpose()?;
     let (c1, sealed) = match (&args.c1, args.sector_size) {
         (Some(path), size) => (C1::read(path, size, None)?, None),
-        (None, Some(size)) => {
-            if !size.sealable() {
-                bail!("a {size} sector is too large to seal here: give its C1 output with --c1");
-            }
-            let s = seal::sealed_c1(size, args.seed, progress)?;
-            (s.c1.clone(), Some(s))
+        // Too large to seal here: a sparse sector, built once and cached.
+        (None, Some(size)) if !size.sealable() => {
+            let c1 = crate::sparse::cached_porep(size, args.seed, progress)?;
+            let ids = (c1.prover_id, c1.sector_id);
+            (c1, Some(ids))
         }
-        (None, None) => bail!("--workload porep needs --c1 FILE or --sector-size 2KiB|8MiB|512MiB"),
+        (None, Some(size)) => {
+            let s = seal::sealed_c1(size, args.seed, progress)?;
+            let ids = (Some(s.prover_id), Some(s.sector_id));
+            (s.c1, Some(ids))
+        }
+        (None, None) => bail!("--workload porep needs --c1 FILE or --sector-size SIZE"),
     };
-    let prover_id = given_prover
-        .or(c1.prover_id)
-        .or(sealed.as_ref().map(|s| s.prover_id));
-    let sector_id = args
-        .sector_id
-        .or(c1.sector_id)
-        .or(sealed.as_ref().map(|s| s.sector_id));
+    let prover_id = given_prover.or(c1.prover_id).or(sealed.and_then(|s| s.0));
+    let sector_id = args.sector_id.or(c1.sector_id).or(sealed.and_then(|s| s.1));
     let name = format!("porep-{}", c1.size);
     register(c1, prover_id, sector_id, args.params_dir.as_deref(), &name)
 }
@@ -168,13 +168,29 @@ struct PorepParts<Tree: 'static + MerkleTreeTrait> {
     cache_id: String,
 }
 
-fn build<Tree: 'static + MerkleTreeTrait>(
+/// Checks a C1 output's vanilla proofs with storage-proofs' `verify_all_partitions` (and its
+/// ids against its replica id, where it carries them): what every request is checked with
+/// before it is proved, and every generated one before it is written. A refusal names the
+/// partition, the challenge and the check that failed.
+pub fn check(c1: &C1) -> Result<()> {
+    fn run<Tree: 'static + MerkleTreeTrait>(c1: &C1) -> Result<()> {
+        statement::<Tree>(c1, c1.prover_id, c1.sector_id).map(|_| ())
+    }
+    with_tree!(c1.size, run(c1))
+}
+
+/// A C1 output's statement and vanilla proofs in Filecoin's types, once they verify.
+struct Statement<Tree: 'static + MerkleTreeTrait> {
+    pub_params: stacked::PublicParams<Tree>,
+    pub_in: PubIn<Tree>,
+    vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>,
+}
+
+fn statement<Tree: 'static + MerkleTreeTrait>(
     c1: &C1,
     prover_id: Option<[u8; 32]>,
     sector_id: Option<u64>,
-    params_dir: Option<&std::path::Path>,
-    name: &str,
-) -> Result<Registered> {
+) -> Result<Statement<Tree>> {
     let config = c1.version.porep_config(c1.size);
     let out = vanilla_of::<Tree>(c1)?;
     let want = usize::from(config.partitions);
@@ -217,13 +233,6 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(c1.seed),
     };
-    let cache_id = <Compound<Tree> as storage_proofs_core::parameter_cache::CacheableParameters<
-        StackedCircuit<Tree, DefaultPieceHasher>,
-        _,
-    >>::cache_identifier(&compound.vanilla_params);
-    // A missing parameter file is found before the vanilla check's time.
-    let what = c1.version.registered_name(c1.size);
-    compound::params_file(params_dir, &cache_id, &what)?;
     // filecoin-proofs' C2 checks the vanilla proofs before it proves them (CompoundProof's
     // sanity check): one that does not verify is refused here, in milliseconds, instead of
     // failing after a proof's minutes.
@@ -239,12 +248,51 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     })
     .context("checking its vanilla proofs")?;
     if !verified {
-        bail!("its vanilla proofs do not verify against its comm_r, comm_d, ticket and seed");
+        let failed = checked(|| {
+            Ok(crate::diagnose::porep(
+                &compound.vanilla_params,
+                &pub_in,
+                &out.vanilla_proofs,
+            ))
+        });
+        let why = match failed {
+            Ok(Some(what)) => what,
+            Ok(None) => "storage-proofs' verifier refuses them".into(),
+            Err(e) => format!("{e:#}"),
+        };
+        bail!(
+            "its vanilla proofs do not verify against its comm_r, comm_d, ticket and seed: {why}"
+        );
     }
+    Ok(Statement {
+        pub_params: compound.vanilla_params,
+        pub_in,
+        vanilla: out.vanilla_proofs,
+    })
+}
+
+fn build<Tree: 'static + MerkleTreeTrait>(
+    c1: &C1,
+    prover_id: Option<[u8; 32]>,
+    sector_id: Option<u64>,
+    params_dir: Option<&std::path::Path>,
+    name: &str,
+) -> Result<Registered> {
+    let Statement {
+        pub_params,
+        pub_in,
+        vanilla,
+    } = statement::<Tree>(c1, prover_id, sector_id)?;
+    let cache_id = <Compound<Tree> as storage_proofs_core::parameter_cache::CacheableParameters<
+        StackedCircuit<Tree, DefaultPieceHasher>,
+        _,
+    >>::cache_identifier(&pub_params);
+    let what = c1.version.registered_name(c1.size);
+    compound::params_file(params_dir, &cache_id, &what)?;
     let parts = PorepParts {
         pub_in,
-        pub_params: compound.vanilla_params,
-        vanilla: out.vanilla_proofs,
+        pub_params,
+        vanilla,
         cache_id,
     };
     compound::register(name, parts, params_dir, &what)

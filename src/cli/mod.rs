@@ -105,7 +105,9 @@ pub enum Command {
     #[command(after_help = SERVE_AFTER_HELP)]
     Serve(ServeArgs),
     /// Writes the SubmitProofRequest Curio would send for a test sector sealed here (proto3
-    /// JSON): a PoRep C2, a SnapDeals update, a WindowPoSt partition or a WinningPoSt.
+    /// JSON): a PoRep C2, a SnapDeals update, a WindowPoSt partition or a WinningPoSt; at
+    /// 32GiB and 64GiB a sparse sector's (--sparse).
+    #[command(after_help = GEN_VANILLA_AFTER_HELP)]
     GenVanilla(GenVanillaArgs),
     /// Checks a proof of a request file with filecoin-proofs' own verifier of its kind
     /// (verify_seal, verify_window_post, …; exit 0 verified, 1 not).
@@ -333,14 +335,36 @@ impl BenchArgs {
     }
 }
 
+const GEN_VANILLA_AFTER_HELP: &str = "\
+Sparse sectors (--sparse; the default at 32GiB and 64GiB, where no sector can be sealed here):
+a committed-capacity sector of which only the nodes the proofs open are built: their labels
+(Filecoin's labelling function over parents' labels drawn from --seed) and sparse trees. The
+request passes storage-proofs' own vanilla verifier before it is written, in seconds. It is a
+test and benchmark tool, not a way round sealing: the seed that picks the
+challenges is chosen here before the trees are built, where the chain draws it after comm_r is
+committed; and the parameters such requests are proved with here are generated, not
+Filecoin's, so their proofs verify only against those parameters' verifying key. Only the
+interactive V1_1 seal proofs can be sparse: synthetic and non-interactive PoRep derive their
+challenges from comm_r. See docs/sparse-sectors.md.
+
+Exit codes: 0 written, 1 the generated request failed its check, 2 bad usage or input.";
+
 #[derive(Args, Debug)]
 pub struct GenVanillaArgs {
     /// The proof kind of the request: porep, snap, window-post or winning-post.
     #[arg(long, default_value = "porep")]
     pub kind: String,
-    /// The test sector's size: 2KiB, 8MiB or 512MiB.
+    /// The sector's size: 2KiB, 8MiB or 512MiB (sealed here, or sparse with --sparse),
+    /// 32GiB or 64GiB (sparse).
     #[arg(long, default_value = "2KiB")]
     pub sector_size: String,
+    /// Build a sparse committed-capacity sector instead of sealing one (PoRep; the default at
+    /// 32GiB and 64GiB).
+    #[arg(long)]
+    pub sparse: bool,
+    /// The registered seal proof of a PoRep request [default: the V1_1 proof of the size, 5-9].
+    #[arg(long, value_name = "N")]
+    pub registered_proof: Option<u64>,
     /// The miner's number (f0N); the prover id follows from it as in Filecoin.
     #[arg(long, value_name = "N")]
     pub miner_id: Option<u64>,
