@@ -226,6 +226,7 @@ fn requests_prove_verify_and_tampered_ones_never_pass() {
             dir,
             &[
                 "verify",
+                "--test-params",
                 "--request",
                 req,
                 "--proof",

@@ -109,6 +109,7 @@ fn sparse_porep_requests_prove_verify_and_tampered_ones_are_refused() {
             dir,
             &[
                 "verify",
+                "--test-params",
                 "--request",
                 req.to_str().unwrap(),
                 "--proof",
