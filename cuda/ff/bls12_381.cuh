@@ -24,8 +24,13 @@ PT_CONST uint32_t PT_FP_ONE[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000
 struct pt_fr_params {
     static constexpr int N = 8;
     // madc chains measured fastest on the H200 (5.24e10 Fr mul/s against 4.0-4.5e10 for the
-    // wide-product variants, see docs/cuda-notes.md)
-    static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = false;
+    // wide-product variants, see docs/cuda-notes.md); FR_TRICK: limbs p[0] = 1 and
+    // p[1] = 2^32 - 1 of each reduction row as adds (ptxas splits this row's products into
+    // IMAD + half-rate IMAD.HI, so those two were 1/8 of the IMAD pipe's time)
+#ifndef PT_FR_TRICK
+#define PT_FR_TRICK 1
+#endif
+    static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = PT_FR_TRICK;
     static constexpr bool CALL = false;  // inline everywhere (NTT kernels are small)
     PT_FI static uint32_t mod(int i) { return PT_FR_MOD[i]; }
     PT_FI static uint32_t rr(int i) { return PT_FR_RR[i]; }

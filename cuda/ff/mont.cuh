@@ -118,7 +118,7 @@ struct mont_t {
             }
             // reduction: make T divisible by 2^32
             const uint32_t m = mul_lo(e[0], P::m0());
-            if (P::FR_TRICK) {
+            if (P::FR_TRICK && P::WIDE_REDC) {
                 // Fr: p[0] = 1, p[1] = 2^32 - 1 and m0 = -1, so m*p[0] = m and
                 // m*p[1] = (m - [m != 0]) * 2^32 + (-m mod 2^32): two products fewer per row.
                 uint32_t ql[N], qh[N];
@@ -132,6 +132,18 @@ struct mont_t {
                 for (int k = 2; k < N - 2; k += 2) { o[k] = addc_cc(o[k], ql[k + 1]); o[k + 1] = addc_cc(o[k + 1], qh[k + 1]); }
                 o[N - 2] = addc_cc(o[N - 2], ql[N - 1]);
                 o[N - 1] = addc(o[N - 1], qh[N - 1]);
+            } else if (P::FR_TRICK) {
+                // the same identities in madc chains: the two special limbs become an add and
+                // an add of (m - [m != 0]); the other limbs keep their mad pairs
+                e[0] = add_cc(e[0], m);
+                e[1] = addc_cc(e[1], 0);
+                for (int k = 2; k < N; k += 2) { e[k] = madc_lo_cc(m, P::mod(k), e[k]); e[k + 1] = madc_hi_cc(m, P::mod(k), e[k + 1]); }
+                e[N] = addc(e[N], 0);
+                o[0] = add_cc(o[0], 0u - m);
+                o[1] = addc_cc(o[1], m - (m != 0));
+                for (int k = 2; k < N - 2; k += 2) { o[k] = madc_lo_cc(m, P::mod(k + 1), o[k]); o[k + 1] = madc_hi_cc(m, P::mod(k + 1), o[k + 1]); }
+                o[N - 2] = madc_lo_cc(m, P::mod(N - 1), o[N - 2]);
+                o[N - 1] = madc_hi(m, P::mod(N - 1), o[N - 1]);
             } else if (P::WIDE_REDC) {
                 uint32_t ql[N], qh[N];
                 for (int k = 0; k < N; k++) mul_wide(m, P::mod(k), ql[k], qh[k]);
