@@ -5,7 +5,8 @@
 # default), and prints one table last: a row a timing, a column a variant.
 #   OUT=DIR scripts/cuda-ab.sh NAME=CUDA_DIR[:NVCC_FLAGS] ... [-- HARNESS_OPTIONS]
 #   e.g. scripts/cuda-ab.sh old=.kern/old/cuda new=cuda pair=cuda:-DPT_NTT_PAIR=1 -- --ntt-max 27
-# A variant named twice (old ... old2=same dir) shows the run-to-run spread.
+# A variant named twice (old ... old2=same dir) shows the run-to-run spread; each column's
+# parenthesis is its time over the first variant's.
 # Exit: 0 all checks passed, 1 a check failed, 2 bad usage or a build failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -87,12 +88,19 @@ for n in names:
                 rows[m.group(1)] = {}
                 order.append(m.group(1))
             rows[m.group(1)][n] = float(m.group(2))
-print("| timing (ms, median) | " + " | ".join(names) + f" | {names[-1]} / {names[0]} |")
-print("|---|" + "---|" * (len(names) + 1))
+print(f"| timing (ms, median; × {names[0]}) | " + " | ".join(names) + " |")
+print("|---|" + "---|" * len(names))
 for r in order:
     v = rows[r]
-    cells = [f"{v[n]:.3f}" if n in v else "—" for n in names]
-    ratio = f"{v[names[-1]] / v[names[0]]:.3f}" if names[0] in v and names[-1] in v and v[names[0]] else "—"
-    print(f"| {r} | " + " | ".join(cells) + f" | {ratio} |")
+    base = v.get(names[0])
+    cells = []
+    for n in names:
+        if n not in v:
+            cells.append("—")
+        elif n == names[0] or not base:
+            cells.append(f"{v[n]:.3f}")
+        else:
+            cells.append(f"{v[n]:.3f} ({v[n] / base:.3f})")
+    print(f"| {r} | " + " | ".join(cells) + " |")
 PY
 exit $rc
