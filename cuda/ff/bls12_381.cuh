@@ -37,11 +37,12 @@ static volatile uint32_t PT_FR_M0_OPAQUE = 0xffffffffu;
 
 struct pt_fr_params {
     static constexpr int N = 8;
-    // madc chains measured fastest on the H200 (5.24e10 Fr mul/s against 4.0-4.5e10 for the
-    // wide-product variants, see docs/cuda-notes.md); FR_TRICK: limbs p[0] = 1 and
-    // p[1] = 2^32 - 1 of each reduction row as adds (two products of 16 a row fewer)
+    // madc chains with m0 loaded: 5.92e10 Fr mul/s on the H200, against 5.24e10 with the
+    // immediate m0 and 4.0-4.5e10 for the wide-product variants (docs/cuda-notes.md).
+    // FR_TRICK (limbs p[0] = 1 and p[1] = 2^32 - 1 as adds) measured no faster once the row's
+    // products fuse, and adds ALU work, the NTT's busiest pipe: off by default.
 #ifndef PT_FR_TRICK
-#define PT_FR_TRICK 1
+#define PT_FR_TRICK 0
 #endif
     static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = PT_FR_TRICK;
     static constexpr bool CALL = false;  // inline everywhere (NTT kernels are small)

@@ -9,11 +9,11 @@
 // carry fed into the next O chain, which starts at limb 1) and E shifted down by two limbs
 // the new O, so pairs stay aligned.
 //
-// ptxas turns a register x register mad.lo.cc/madc.hi.cc pair into IMAD + half-rate IMAD.HI
-// but fuses register x immediate pairs (the m*p rows) into IMAD.WIDE.U32.X; so the a*b_i
-// rows use explicit 64-bit products plus carry adds (P::AB_WIDE), and for Fr, whose
-// modulus limbs 1 and 0xffffffff defeat the fusion, the m*p rows do too (WIDE_REDC) or
-// skip those two limbs' products altogether (FR_TRICK).
+// ptxas (13.0, sm_90) fuses the mad.lo.cc/madc.hi.cc pairs into IMAD.WIDE.U32(.X) in the
+// default madc chains, except Fr's m*p rows when m0 is an immediate (see pt_fr_params).
+// Variants kept for the harness: explicit 64-bit products plus carry adds for the a*b_i rows
+// (P::AB_WIDE) or the m*p rows (WIDE_REDC), and Fr's limbs p[0] = 1, p[1] = 2^32 - 1 as
+// adds instead of products (FR_TRICK, in either form).
 //
 // Bounds (a, b < p): T < a + p < 2p before each shift, O < 2p < 2^(32N) never carries out,
 // E < 2^(32N+32) needs one extra limb. Inputs must be fully reduced; outputs are.

@@ -104,37 +104,6 @@ pt_ntt_pass(const fr_t* in, fr_t* out, const fr_t* omegas, const fr_t* pre, cons
         // butterfly q = (o, g, t), t fastest: all butterflies of one twiddle w^o are
         // consecutive, so the o = 0 ones (w = 1) skip the multiply in whole warps
         const uint32_t h = 1u << lh, log_g = b - 1 - lh;
-#if PT_NTT_PAIR
-        if (T >= 2) {
-            // two butterflies a thread, t and t + T/2: the same twiddle, so both multiply or
-            // neither, and their two independent carry chains interleave (more work in
-            // flight per warp at the occupancy the registers allow)
-            const uint32_t th = T >> 1;
-            for (uint32_t pq = tid; pq < E / 4; pq += PT_NTT_THREADS) {
-                const uint32_t t = pq & (th - 1), r = pq >> (log_T - 1);
-                const uint32_t gi = r & ((1u << log_g) - 1), o = r >> log_g;
-                const uint32_t i0 = (gi << (lh + 1)) + o;
-                const uint32_t e0 = (i0 << log_T) + t, e1 = e0 + (h << log_T);
-                const fr_t u0 = pt_sm_get(sm, E, e0), v0 = pt_sm_get(sm, E, e1);
-                const fr_t u1 = pt_sm_get(sm, E, e0 + th), v1 = pt_sm_get(sm, E, e1 + th);
-                pt_sm_put(sm, E, e0, u0 + v0);
-                pt_sm_put(sm, E, e0 + th, u1 + v1);
-                fr_t w0 = u0 - v0, w1 = u1 - v1;
-                if (o != 0) {
-                    const uint32_t ti = o << log_g;
-                    fr_t tww;
-                    ((uint4*)&tww)[0] = tw[ti];
-                    ((uint4*)&tww)[1] = tw[256 + ti];
-                    w0 = w0 * tww;
-                    w1 = w1 * tww;
-                }
-                pt_sm_put(sm, E, e1, w0);
-                pt_sm_put(sm, E, e1 + th, w1);
-            }
-            __syncthreads();
-            continue;
-        }
-#endif
         for (uint32_t q = tid; q < E / 2; q += PT_NTT_THREADS) {
             const uint32_t t = q & (T - 1), r = q >> log_T;
             const uint32_t gi = r & ((1u << log_g) - 1), o = r >> log_g;

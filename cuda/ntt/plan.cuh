@@ -9,9 +9,6 @@
 #define PT_NTT_LOG_E 11
 #define PT_NTT_MAX_PASSES 4
 #define PT_NTT_MAX_LOG 27
-#ifndef PT_NTT_PAIR
-#define PT_NTT_PAIR 0  // 1: two butterflies a thread in each stage (ntt.cuh)
-#endif
 
 struct pt_ntt_plan {
     uint32_t passes;
