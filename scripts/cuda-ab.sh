@@ -4,7 +4,7 @@
 # check of each (known answers, host reference), then the timings (medians of --reps, 5 by
 # default), and prints one table last: a row a timing, a column a variant.
 #   OUT=DIR scripts/cuda-ab.sh NAME=CUDA_DIR[:NVCC_FLAGS] ... [-- HARNESS_OPTIONS]
-#   e.g. scripts/cuda-ab.sh old=../old/cuda new=cuda trick=cuda:-DPT_FR_TRICK=1 -- --ntt-max 27
+#   e.g. scripts/cuda-ab.sh old=../old/cuda new=cuda notrick=cuda:-DPT_FR_TRICK=0 -- --ntt-max 27
 # A variant named twice (old ... old2=same dir) shows the run-to-run spread; each column's
 # parenthesis is its time over the first variant's.
 # Exit: 0 all checks passed, 1 a check failed, 2 bad usage or a build failed.

@@ -39,10 +39,10 @@ struct pt_fr_params {
     static constexpr int N = 8;
     // madc chains with m0 loaded: 5.92e10 Fr mul/s on the H200, against 5.24e10 with the
     // immediate m0 and 4.0-4.5e10 for the wide-product variants (docs/cuda-notes.md).
-    // FR_TRICK (limbs p[0] = 1 and p[1] = 2^32 - 1 as adds) measured no faster once the row's
-    // products fuse, and adds ALU work, the NTT's busiest pipe: off by default.
+    // FR_TRICK: limbs p[0] = 1 and p[1] = 2^32 - 1 as adds (the configuration whose NTTs
+    // were timed; without it the multiply alone measured the same, 5.95e10)
 #ifndef PT_FR_TRICK
-#define PT_FR_TRICK 0
+#define PT_FR_TRICK 1
 #endif
     static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = PT_FR_TRICK;
     static constexpr bool CALL = false;  // inline everywhere (NTT kernels are small)
