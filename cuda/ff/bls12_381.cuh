@@ -21,16 +21,36 @@ PT_CONST uint32_t PT_FP_RR[12]  = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a
 PT_CONST uint32_t PT_FP_ONE[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857,
                                    0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
 
+// Fr's m0 = -r^-1 mod 2^32 = 0xffffffff, read from constant memory rather than used as an
+// immediate: given the immediate, ptxas turns m = e[0] * m0 into a negation and then splits
+// every m*p product of the reduction row into IMAD + half-rate IMAD.HI; with m from an IMAD
+// they fuse into IMAD.WIDE.U32.X (SASS counts in docs/cuda-notes.md). volatile: so that no
+// compiler folds the value back into an immediate.
+#ifndef PT_EMU
+static __device__ __constant__ volatile uint32_t PT_FR_M0_OPAQUE = 0xffffffffu;
+#else
+static volatile uint32_t PT_FR_M0_OPAQUE = 0xffffffffu;
+#endif
+#ifndef PT_FR_M0_LOAD
+#define PT_FR_M0_LOAD 1
+#endif
+
 struct pt_fr_params {
     static constexpr int N = 8;
-    // madc chains measured fastest on the H200 (5.24e10 Fr mul/s against 4.0-4.5e10 for the
-    // wide-product variants, see docs/cuda-notes.md)
-    static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = false;
+    // madc chains with m0 loaded: 5.92e10 Fr mul/s on the H200, against 5.24e10 with the
+    // immediate m0 and 4.0-4.5e10 for the wide-product variants (docs/cuda-notes.md).
+    // FR_TRICK: limbs p[0] = 1 and p[1] = 2^32 - 1 as adds (the configuration whose NTTs
+    // were timed; without it the multiply alone measured the same, 5.95e10)
+#ifndef PT_FR_TRICK
+#define PT_FR_TRICK 1
+#endif
+    static constexpr bool AB_WIDE = false, WIDE_REDC = false, FR_TRICK = PT_FR_TRICK;
     static constexpr bool CALL = false;  // inline everywhere (NTT kernels are small)
     PT_FI static uint32_t mod(int i) { return PT_FR_MOD[i]; }
     PT_FI static uint32_t rr(int i) { return PT_FR_RR[i]; }
     PT_FI static uint32_t one(int i) { return PT_FR_ONE[i]; }
-    PT_FI static uint32_t m0() { return 0xffffffffu; }
+    static constexpr bool M0_LOAD = PT_FR_M0_LOAD;
+    PT_FI static uint32_t m0() { return M0_LOAD ? PT_FR_M0_OPAQUE : 0xffffffffu; }
 };
 struct pt_fp_params {
     static constexpr int N = 12;

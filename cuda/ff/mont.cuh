@@ -9,11 +9,11 @@
 // carry fed into the next O chain, which starts at limb 1) and E shifted down by two limbs
 // the new O, so pairs stay aligned.
 //
-// ptxas turns a register x register mad.lo.cc/madc.hi.cc pair into IMAD + half-rate IMAD.HI
-// but fuses register x immediate pairs (the m*p rows) into IMAD.WIDE.U32.X; so the a*b_i
-// rows use explicit 64-bit products plus carry adds (P::AB_WIDE), and for Fr, whose
-// modulus limbs 1 and 0xffffffff defeat the fusion, the m*p rows do too (WIDE_REDC) or
-// skip those two limbs' products altogether (FR_TRICK).
+// ptxas (13.0, sm_90) fuses the mad.lo.cc/madc.hi.cc pairs into IMAD.WIDE.U32(.X) in the
+// default madc chains, except Fr's m*p rows when m0 is an immediate (see pt_fr_params).
+// Variants kept for the harness: explicit 64-bit products plus carry adds for the a*b_i rows
+// (P::AB_WIDE) or the m*p rows (WIDE_REDC), and Fr's limbs p[0] = 1, p[1] = 2^32 - 1 as
+// adds instead of products (FR_TRICK, in either form).
 //
 // Bounds (a, b < p): T < a + p < 2p before each shift, O < 2p < 2^(32N) never carries out,
 // E < 2^(32N+32) needs one extra limb. Inputs must be fully reduced; outputs are.
@@ -118,7 +118,7 @@ struct mont_t {
             }
             // reduction: make T divisible by 2^32
             const uint32_t m = mul_lo(e[0], P::m0());
-            if (P::FR_TRICK) {
+            if (P::FR_TRICK && P::WIDE_REDC) {
                 // Fr: p[0] = 1, p[1] = 2^32 - 1 and m0 = -1, so m*p[0] = m and
                 // m*p[1] = (m - [m != 0]) * 2^32 + (-m mod 2^32): two products fewer per row.
                 uint32_t ql[N], qh[N];
@@ -132,6 +132,18 @@ struct mont_t {
                 for (int k = 2; k < N - 2; k += 2) { o[k] = addc_cc(o[k], ql[k + 1]); o[k + 1] = addc_cc(o[k + 1], qh[k + 1]); }
                 o[N - 2] = addc_cc(o[N - 2], ql[N - 1]);
                 o[N - 1] = addc(o[N - 1], qh[N - 1]);
+            } else if (P::FR_TRICK) {
+                // the same identities in madc chains: the two special limbs become an add and
+                // an add of (m - [m != 0]); the other limbs keep their mad pairs
+                e[0] = add_cc(e[0], m);
+                e[1] = addc_cc(e[1], 0);
+                for (int k = 2; k < N; k += 2) { e[k] = madc_lo_cc(m, P::mod(k), e[k]); e[k + 1] = madc_hi_cc(m, P::mod(k), e[k + 1]); }
+                e[N] = addc(e[N], 0);
+                o[0] = add_cc(o[0], 0u - m);
+                o[1] = addc_cc(o[1], m - (m != 0));
+                for (int k = 2; k < N - 2; k += 2) { o[k] = madc_lo_cc(m, P::mod(k + 1), o[k]); o[k + 1] = madc_hi_cc(m, P::mod(k + 1), o[k + 1]); }
+                o[N - 2] = madc_lo_cc(m, P::mod(N - 1), o[N - 2]);
+                o[N - 1] = madc_hi(m, P::mod(N - 1), o[N - 1]);
             } else if (P::WIDE_REDC) {
                 uint32_t ql[N], qh[N];
                 for (int k = 0; k < N; k++) mul_wide(m, P::mod(k), ql[k], qh[k]);

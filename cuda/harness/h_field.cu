@@ -120,6 +120,9 @@ static void field_suite(const char* name, const HostField<NL>& R, const char* ve
 }
 
 // Multiplier variants (instruction selection experiments), checked and timed side by side.
+struct fr_v0 : pt_fr_params { static constexpr bool FR_TRICK = false; PT_FI static uint32_t m0() { return 0xffffffffu; } };
+struct fr_t1 : pt_fr_params { static constexpr bool FR_TRICK = true; PT_FI static uint32_t m0() { return 0xffffffffu; } };
+struct fr_m1 : pt_fr_params { static constexpr bool FR_TRICK = false; };
 struct fr_v1 : pt_fr_params { static constexpr bool AB_WIDE = true, WIDE_REDC = false, FR_TRICK = false; };
 struct fr_v3 : pt_fr_params { static constexpr bool AB_WIDE = true, WIDE_REDC = true, FR_TRICK = true; };
 struct fp_v1 : pt_fp_params { static constexpr bool AB_WIDE = true, WIDE_REDC = false, FR_TRICK = false, CALL = false; };
@@ -168,6 +171,9 @@ static void variant(const char* name, const HostField<NL>& R) {
 void run_field_tests() {
     field_suite<fr_t, 4>("Fr", H.fr, "fr_ops.bin");
     field_suite<fp_t, 6>("Fp", H.fp, "fp_ops.bin");
+    variant<mont_t<fr_v0>, 4>("Fr madc chains, immediate m0 (the previous default)", H.fr);
+    variant<mont_t<fr_t1>, 4>("Fr madc chains, immediate m0, special limbs", H.fr);
+    variant<mont_t<fr_m1>, 4>("Fr madc chains, m0 loaded, no special limbs", H.fr);
     variant<mont_t<fr_v1>, 4>("Fr wide a*b", H.fr);
     variant<mont_t<fr_v3>, 4>("Fr wide a*b, special-limb reduction", H.fr);
     variant<mont_t<fp_v1>, 6>("Fp wide a*b (inline)", H.fp);

@@ -38,7 +38,9 @@ struct pt_ntt_geom {
 
 PT_HD uint32_t pt_ntt_digit_reverse(uint32_t pos, const pt_ntt_plan& pl, uint32_t k) {
     uint32_t x = 0, in = k, out = 0;
-    for (uint32_t q = 0; q < pl.passes; q++) {
+#pragma unroll
+    for (uint32_t q = 0; q < PT_NTT_MAX_PASSES; q++) {
+        if (q >= pl.passes) break;
         in -= pl.b[q];
         x |= ((pos >> in) & ((1u << pl.b[q]) - 1)) << out;
         out += pl.b[q];
@@ -70,11 +72,12 @@ pt_ntt_pass(const fr_t* in, fr_t* out, const fr_t* omegas, const fr_t* pre, cons
     PT_DYN_SMEM(uint4, sm);
     const pt_ntt_plan pl = pt_make_ntt_plan(log_n);
     const uint32_t k = log_n, n = 1u << k, nmask = n - 1;
-    const uint32_t b = pl.b[pass];
+    const uint32_t b = pt_ntt_bits(pl, pass);
     const uint32_t E = 1u << pl.log_e, log_T = pl.log_e - b, T = 1u << log_T;
     const bool last = pass + 1 == pl.passes;
     uint32_t before = 0;
-    for (uint32_t q = 0; q < pass; q++) before += pl.b[q];
+#pragma unroll
+    for (uint32_t q = 0; q < PT_NTT_MAX_PASSES; q++) before += q < pass ? pl.b[q] : 0;
     pt_ntt_geom g;
     g.k = k; g.b = b; g.log_R = k - before; g.log_s = g.log_R - b; g.b0 = pl.b[0];
     g.passes = pl.passes; g.pass = pass;

@@ -30,3 +30,11 @@ PT_HD uint32_t pt_ntt_smem_bytes(uint32_t k) {
     const pt_ntt_plan pl = pt_make_ntt_plan(k);
     return (1u << pl.log_e) * 32u + 256u * 32u;
 }
+
+// pl.b[q] with no run-time index into the array (one would put the plan in local memory)
+PT_HD uint32_t pt_ntt_bits(const pt_ntt_plan& pl, uint32_t q) {
+    uint32_t r = 0;
+#pragma unroll
+    for (uint32_t p = 0; p < PT_NTT_MAX_PASSES; p++) r = p == q ? pl.b[p] : r;
+    return r;
+}
