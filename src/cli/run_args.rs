@@ -81,7 +81,7 @@ pub struct InputArgs {
 pub const DEFAULT_PROOFS: u64 = 3;
 
 /// How long a run proves and what it changes on the way.
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct JobsArgs {
     /// Jobs to prove [default: until quit in the dashboard; 3 headless, in bench and tune]
     #[arg(long, value_name = "N")]
@@ -92,15 +92,6 @@ pub struct JobsArgs {
     /// Example: --at 5s:gpu_workers_per_device=3 --at p12:lock=two-lock,prestage=false
     #[arg(long, value_name = "WHEN:KEY=VALUE[,KEY=VALUE…]")]
     pub at: Vec<Scheduled>,
-}
-
-impl Default for JobsArgs {
-    fn default() -> Self {
-        JobsArgs {
-            proofs: None,
-            at: vec![],
-        }
-    }
 }
 
 /// Jobs kept submitted at once.
