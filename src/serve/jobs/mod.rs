@@ -7,7 +7,6 @@ use anyhow::Result;
 use parking_lot::{Condvar, Mutex};
 use provetop_engine::circuit::Workload;
 use provetop_engine::pipeline::{EngineHandle, JobId, JobSpec, Priority};
-use provetop_porep::Prepared;
 use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
 use provetop_proto::cuzk::v1::{AwaitProofResponse, ProofKind, SubmitProofRequest};
 use std::collections::{HashMap, VecDeque};
@@ -16,6 +15,10 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::watch;
 
+mod entry;
+
+pub use entry::{Accepted, Entry, Phase, Queues, Running};
+
 use super::cuzk_metrics::Tally;
 use super::identity::{self, shown, Refusal};
 use super::params::ParamSets;
@@ -23,40 +26,6 @@ use super::request;
 
 /// Finished requests remembered for `AwaitProof` and retries, oldest forgotten first.
 const KEEP_FINISHED: usize = 1024;
-
-/// Where a request is.
-pub enum Phase {
-    /// Accepted, its circuit not yet built.
-    Checking,
-    /// Built and waiting for room in the engine.
-    Queued,
-    /// In the engine's pipeline as `engine_job`.
-    Running,
-    /// Answered.
-    Finished,
-}
-
-/// One request.
-pub struct Entry {
-    /// The engine's name of its circuit ([`request::circuit_name`]).
-    pub circuit: String,
-    /// What the request asked for ([`identity::digest`]): a retry must match it.
-    pub digest: [u8; 32],
-    pub kind: ProofKind,
-    pub priority: Priority,
-    pub phase: Phase,
-    pub proof: Option<Arc<Prepared>>,
-    pub circuit_id: String,
-    pub engine_job: Option<JobId>,
-    pub accepted: Instant,
-    pub submitted: Option<Instant>,
-    pub srs_load_ms: u64,
-    /// Each partition's 192-byte proof, by partition.
-    pub proofs: Vec<Option<Vec<u8>>>,
-    pub synthesis_s: f64,
-    pub device_s: f64,
-    pub answer: watch::Sender<Option<AwaitProofResponse>>,
-}
 
 #[derive(Default)]
 struct Inner {
@@ -87,25 +56,6 @@ pub struct Jobs {
     /// Filecoin's parameter folder; None with `--test-params` (parameters made here).
     params_dir: Option<PathBuf>,
 }
-
-/// A request in the engine, as the status page shows it.
-pub struct Running {
-    pub engine_job: JobId,
-    pub job_id: String,
-    pub kind: &'static str,
-    pub since: Instant,
-    pub partitions: u32,
-    pub done: u32,
-}
-
-/// What `submit` did.
-pub struct Accepted {
-    pub job_id: String,
-    pub queue_position: u32,
-}
-
-/// Per proof kind: (pending, in progress).
-pub type Queues = Vec<(&'static str, u32, u32)>;
 
 impl Jobs {
     pub fn new(
