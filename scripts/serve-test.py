@@ -107,7 +107,7 @@ class Server:
         self.lines = []
         self.cond = threading.Condition()
         self.log_path = os.path.join(work, f"{name}.log")
-        cmd = [args.bin, "serve", "--backend", "cpu", "--concurrency", "1", "--listen", listen]
+        cmd = [args.bin, "serve", "--backend", "cpu", "--in-flight", "1", "--listen", listen]
         cmd += list(extra)
         self.proc = subprocess.Popen(
             cmd,
