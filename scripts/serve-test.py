@@ -607,9 +607,10 @@ class HostileRun:
             else:
                 with self.lock:
                     ids = list(self.submitted_ids)
-                # The next id or a recent one: some are being checked right now.
-                n = int(ids[-1].split("-")[-1]) + random.Random(call[1]).randrange(-3, 4) if ids else 3
-                job = f"hostile-{max(n, 3)}"
+                # A recent id with its last character changed, or a made-up one: ids are the
+                # request_ids (or random ones), so neither names a job.
+                rng = random.Random(call[1])
+                job = (ids[-1][:-1] + rng.choice("xyz")) if ids else f"hostile-{rng.randrange(3, 1000)}"
             try:
                 c = s.CancelProof(pb.CancelProofRequest(job_id=job), timeout=t)
             except grpc.RpcError as e:
