@@ -110,8 +110,7 @@ T send-keys -t pt Enter
 wait_for 10 'applied gpu_workers_per_device: 2 → 3, lock: single → two-lock'
 wait_for 5 'gpu_workers_per_device +3 +live'
 wait_for 5 '▸ lock +two-lock +live'
-wait_for 5 'two-lock ×3'
-echo "ok: the settings panel and the header show the change"
+echo "ok: the settings panel shows the change"
 # An invalid typed value is refused inline and changes nothing.
 T send-keys -t pt k Enter 0
 wait_for 5 'expected a whole number from 1 to 16, got `0`'
