@@ -207,7 +207,7 @@ restored "q in a replay" 0
 "$BIN" replay "$REC" --summary >"$TMP/segments.txt" 2>&1 || fail "replay --summary: $(cat "$TMP/segments.txt")"
 grep -q '^segments (split at each config change and mark):' "$TMP/segments.txt" ||
     fail "no segments: $(cat "$TMP/segments.txt")"
-grep -Eq '^    after lock single → two-lock: proofs/h [−+±][0-9.]+ %, gpu0 busy [−+±][0-9.]+ points' "$TMP/segments.txt" ||
+grep -Eq 'lock single → two-lock: since .* vs before .*, gpu0 busy [−+±][0-9.]+ points' "$TMP/segments.txt" ||
     fail "no comparison of the segments: $(cat "$TMP/segments.txt")"
 echo "ok: the shipped recording splits at the lock change: $(grep -m1 '^    after' "$TMP/segments.txt")"
 
