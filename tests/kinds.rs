@@ -309,12 +309,6 @@ fn requests_prove_verify_and_tampered_ones_never_pass() {
             "is a window-post proof",
         ),
         (
-            &window,
-            "other-size",
-            |v| v["sectorSize"] = "8388608".into(),
-            "does not match registered_proof",
-        ),
-        (
             &winning,
             "partition",
             |v| v["partitionIndex"] = 1.into(),
