@@ -283,7 +283,7 @@ fn requests_prove_verify_and_tampered_ones_never_pass() {
     }
     // Fields checked before the vanilla proofs: each named, exit 2.
     type Case<'a> = (&'a Path, &'a str, fn(&mut serde_json::Value), &'a str);
-    let cases: [Case; 7] = [
+    let cases: [Case; 6] = [
         (
             &winning,
             "8mib",
