@@ -1,11 +1,13 @@
-//! Every view at 80×24, 120×40 and 200×60 from the fixed event stream, as text. A change to what the
-//! dashboard draws shows up here as a snapshot diff to review.
+//! Every view at 60×15 (the smallest accepted), 80×24, 120×40 and 200×60 from the fixed event
+//! stream, as text. A change to what the dashboard draws shows up here as a snapshot diff to
+//! review.
 
 mod common;
 
 use common::*;
 use provetop_ui::ratatui::crossterm::event::KeyCode;
 
+const MINIMUM: (u16, u16) = (60, 15);
 const SMALL: (u16, u16) = (80, 24);
 const MEDIUM: (u16, u16) = (120, 40);
 const LARGE: (u16, u16) = (200, 60);
@@ -16,7 +18,7 @@ fn snap(name: &str, app: &mut provetop_ui::App, (w, h): (u16, u16)) {
 }
 
 fn every_size(name: &str, setup: impl Fn(&mut provetop_ui::App)) {
-    for size in [SMALL, MEDIUM, LARGE] {
+    for size in [MINIMUM, SMALL, MEDIUM, LARGE] {
         let mut app = gpu_app();
         setup(&mut app);
         snap(name, &mut app, size);

@@ -123,6 +123,55 @@ pub fn fit(s: &str, w: usize) -> String {
     out
 }
 
+/// As many whole `items` as fit in `w` columns, joined by `sep`, with `…` when some were left
+/// out: a value never loses its unit to the edge of a pane.
+pub fn items(items: &[String], sep: &str, w: usize) -> String {
+    let all = items.join(sep);
+    if width(&all) <= w {
+        return all;
+    }
+    // Some are left out: keep a column for the ellipsis.
+    let mut out = String::new();
+    for it in items {
+        let more = if out.is_empty() {
+            width(it)
+        } else {
+            width(sep) + width(it)
+        };
+        if width(&out) + more + 1 > w {
+            break;
+        }
+        if !out.is_empty() {
+            out.push_str(sep);
+        }
+        out.push_str(it);
+    }
+    if w > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// `items` packed greedily into lines of at most `w` columns, whole items only (one too wide
+/// for a line is cut with [`fit`]).
+pub fn pack(items: &[String], sep: &str, w: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    for it in items {
+        match lines.last_mut() {
+            Some(l) if width(l) + width(sep) + width(it) <= w => {
+                l.push_str(sep);
+                l.push_str(it);
+            }
+            _ => lines.push(fit(it, w)),
+        }
+    }
+    lines
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,5 +190,29 @@ mod tests {
         assert_eq!(count(4408.2), "4,408");
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(window(600_000_000_000), "10 min");
+    }
+
+    #[test]
+    fn items_are_kept_whole() {
+        let v: Vec<String> = ["abc 1.0 GiB", "buckets 2.1 GiB", "srs 1.1 GiB"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            items(&v, " · ", 80),
+            "abc 1.0 GiB · buckets 2.1 GiB · srs 1.1 GiB"
+        );
+        // Exactly the width: nothing left out, no ellipsis.
+        assert_eq!(
+            items(&v, " · ", 43),
+            "abc 1.0 GiB · buckets 2.1 GiB · srs 1.1 GiB"
+        );
+        assert_eq!(items(&v, " · ", 40), "abc 1.0 GiB · buckets 2.1 GiB…");
+        assert_eq!(items(&v, " · ", 12), "abc 1.0 GiB…");
+        assert_eq!(items(&v, " · ", 5), "…");
+        assert_eq!(
+            pack(&v, " · ", 30),
+            ["abc 1.0 GiB · buckets 2.1 GiB", "srs 1.1 GiB"]
+        );
+        assert_eq!(pack(&v, " · ", 8), ["abc 1.0…", "buckets…", "srs 1.1…"]);
     }
 }

@@ -399,8 +399,18 @@ pub fn footer(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
             Style::default().fg(if n.error { theme.error } else { theme.ok }),
         ))
     } else {
+        // Whole hints only, as many as the width holds; help, the last, is always kept.
+        let mut hints = hints(ui);
+        let help = hints.pop();
+        let cost = |(key, what): &(String, &str)| key.chars().count() + what.chars().count() + 3;
+        let mut room = (area.width as usize).saturating_sub(1 + help.as_ref().map_or(0, cost));
+        hints.retain(|h| {
+            let fits = cost(h) <= room;
+            room = if fits { room - cost(h) } else { 0 };
+            fits
+        });
         let mut spans = vec![Span::raw(" ")];
-        for (key, what) in hints(ui) {
+        for (key, what) in hints.into_iter().chain(help) {
             spans.push(Span::styled(key, Style::default().fg(theme.accent)));
             spans.push(Span::styled(format!(" {what}  "), theme.dim()));
         }

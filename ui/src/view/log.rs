@@ -97,10 +97,10 @@ pub fn draw(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui, fu
     let end = all.len() - scroll;
     let mut shown: Vec<Line> = all[end.saturating_sub(h)..end].to_vec();
     if shown.is_empty() {
-        shown.push(Line::from(label(
-            " no warnings, marks or changes yet",
-            theme,
-        )));
+        let full = " no warnings, marks or changes yet";
+        let short = " nothing logged yet";
+        let fits = full.chars().count() <= area.width.saturating_sub(2) as usize;
+        shown.push(Line::from(label(if fits { full } else { short }, theme)));
     }
     let logs = &state.logs;
     let title = if scroll > 0 {

@@ -192,7 +192,7 @@ pub fn draw(f: &mut Frame, body: Rect, state: &State, theme: &Theme, ui: &Ui) {
         .map(|d| {
             (
                 device_title(state, d),
-                device_card(state, ui, d, theme, chart_w, wide),
+                device_card(state, ui, d, theme, (chart_w, w), wide),
             )
         })
         .collect();
@@ -207,9 +207,22 @@ pub fn draw(f: &mut Frame, body: Rect, state: &State, theme: &Theme, ui: &Ui) {
         .skip(ui.device_scroll.min(state.timelines.devices.len()))
     {
         let h = lines.len() as u16 + 2;
-        if y + h > body.y + body.height {
-            if y < body.y + body.height {
-                let rest = Rect::new(body.x, y, body.width, body.y + body.height - y);
+        let left = (body.y + body.height).saturating_sub(y);
+        if h > left {
+            // The card's first lines in what is left (its title says it goes on), so a short
+            // terminal shows values rather than blank rows.
+            if left >= 3 {
+                let shown: Vec<Line> = lines.into_iter().take(left as usize - 2).collect();
+                f.render_widget(
+                    Paragraph::new(shown).block(block(
+                        format!("{title}· ↓ more below "),
+                        focused,
+                        theme,
+                    )),
+                    Rect::new(body.x, y, body.width, left),
+                );
+            } else if left > 0 {
+                let rest = Rect::new(body.x, y, body.width, left);
                 f.render_widget(
                     Paragraph::new(Line::styled(" ↓ more below", theme.dim())).style(theme.base()),
                     rest,
@@ -243,7 +256,7 @@ fn device_card<'a>(
     ui: &Ui,
     d: &DeviceTimeline,
     theme: &Theme,
-    cw: usize,
+    (cw, inner): (usize, usize),
     wide: bool,
 ) -> Vec<Line<'a>> {
     let id = Some(d.id.as_str());
@@ -253,7 +266,10 @@ fn device_card<'a>(
         value(format!("{:>4} ", fmt::pct(b)), theme),
     ];
     busy_line.extend(gauge_spans(b, cw, theme));
-    busy_line.push(label("  compute time in the window, from spans", theme));
+    let legend = "  compute time in the window, from spans";
+    if Line::from(busy_line.clone()).width() + legend.len() <= inner {
+        busy_line.push(label(legend, theme));
+    }
     let mut lines = vec![Line::from(busy_line)];
     if !d.is_gpu() {
         lines.push(Line::from(label(
@@ -295,13 +311,14 @@ fn device_card<'a>(
         .with_prefix(m::VRAM_USED_PREFIX, id)
         .filter_map(|(p, s)| s.latest().map(|v| format!("{p} {}", fmt::bytes(v))))
         .collect();
+    let by = "  by purpose ";
     lines.push(Line::from(vec![
-        label("  by purpose ", theme),
+        label(by, theme),
         value(
             if purposes.is_empty() {
                 NA.to_string()
             } else {
-                purposes.join(" · ")
+                fmt::items(&purposes, " · ", inner.saturating_sub(by.len()))
             },
             theme,
         ),

@@ -132,35 +132,40 @@ pub fn summary(f: &mut Frame, area: Rect, state: &State, theme: &Theme, wide: bo
             ]),
         ]
     } else {
-        vec![
-            Line::from(vec![
-                Span::styled(format!("✓{} ", p.verified), Style::default().fg(theme.ok)),
-                Span::styled(
-                    format!("✗{} ", p.failed),
-                    Style::default().fg(if p.failed > 0 { theme.error } else { theme.dim }),
-                ),
-                label(format!("⊘{}  ", p.cancelled_jobs), theme),
-                value(
-                    p.proofs_per_hour(state.now)
-                        .map_or("—/h".into(), |r| format!("{}/h", fmt::count(r))),
-                    theme,
-                ),
-                label(
-                    format!(
-                        " · {}/h last min",
-                        fmt::count(p.recent_per_hour(state.now, 60 * SECOND))
-                    ),
-                    theme,
-                ),
-            ]),
-            Line::from(vec![value(
-                format!(
-                    "pending {:.0} · synth {:.0} · queued {:.0} · proving {:.0}",
-                    d[0].2, d[1].2, d[2].2, d[3].2
-                ),
+        // Narrow: whole values with their units, the last minute's rate only where it fits.
+        let inner = area.width.saturating_sub(2) as usize;
+        let mut first = vec![
+            Span::styled(format!("✓{} ", p.verified), Style::default().fg(theme.ok)),
+            Span::styled(
+                format!("✗{} ", p.failed),
+                Style::default().fg(if p.failed > 0 { theme.error } else { theme.dim }),
+            ),
+            label(format!("⊘{}  ", p.cancelled_jobs), theme),
+            value(
+                p.proofs_per_hour(state.now)
+                    .map_or("—/h".into(), |r| format!("{}/h", fmt::count(r))),
                 theme,
-            )]),
-        ]
+            ),
+        ];
+        let recent = format!(
+            " · {}/h last min",
+            fmt::count(p.recent_per_hour(state.now, 60 * SECOND))
+        );
+        if Line::from(first.clone()).width() + recent.chars().count() <= inner {
+            first.push(label(recent, theme));
+        }
+        let queue: Vec<String> = ["pending", "synth", "queued", "proving"]
+            .iter()
+            .zip(&d)
+            .map(|(name, d)| format!("{name} {:.0}", d.2))
+            .collect();
+        std::iter::once(Line::from(first))
+            .chain(
+                fmt::pack(&queue, " · ", inner)
+                    .into_iter()
+                    .map(|l| Line::from(value(l, theme))),
+            )
+            .collect()
     };
     let stats = state.pipeline.stage_stats();
     if wide {
@@ -368,18 +373,24 @@ fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     // name their kinds and there is room.
     let wide = inner.width >= 56;
     let kinds = inner.width >= 72 && table.iter().any(|j| j.kind.is_some());
+    // Narrower still, the device and then the parts give way, so the time keeps its unit.
+    let with_device = inner.width >= 40;
+    let with_parts = inner.width >= 33;
+    let heading = format!(
+        " job   state       {}{}time{}",
+        if with_parts { "parts  " } else { "" },
+        if with_device { "device  " } else { "" },
+        match (wide, kinds) {
+            (true, true) => "    kind          what",
+            (true, false) => "    what",
+            (false, _) => "",
+        }
+    );
     let buf = f.buffer_mut();
     buf.set_string(
         inner.x,
         inner.y,
-        fmt::fit(
-            match (wide, kinds) {
-                (true, true) => " job   state       parts  device  time    kind          what",
-                (true, false) => " job   state       parts  device  time    what",
-                (false, _) => " job   state       parts  device  time",
-            },
-            inner.width as usize,
-        ),
+        fmt::fit(&heading, inner.width as usize),
         theme.dim().add_modifier(Modifier::UNDERLINED),
     );
     let cursor = ui.job.or_else(|| table.first().map(|j| j.job));
@@ -409,12 +420,18 @@ fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
             true => format!("{:<13} ", fmt::fit(j.kind.as_deref().unwrap_or("-"), 13)),
             false => String::new(),
         };
+        let parts = match with_parts {
+            true => format!("{:<6} ", parts_summary(j)),
+            false => String::new(),
+        };
+        let device = match with_device {
+            true => format!("{:<7} ", fmt::fit(&devices.join(","), 7)),
+            false => String::new(),
+        };
         let text = format!(
-            " #{:<4} {:<11} {:<6} {:<7} {:<7} {kind}{}",
+            " #{:<4} {:<11} {parts}{device}{:<7} {kind}{}",
             j.job,
             state_name(j.state),
-            parts_summary(j),
-            fmt::fit(&devices.join(","), 7),
             time,
             j.what.as_deref().filter(|_| wide).unwrap_or("")
         );
