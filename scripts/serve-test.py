@@ -826,6 +826,9 @@ def check_status_page(doc):
     for a in doc["allocations"]["srs"]:
         keys(a, "allocations.srs[]", {"circuit_id": str, "bytes": int, "evictable": bool})
         check("last_used_secs_ago" in a, f"/status srs row lacks last_used_secs_ago: {a}")
+    for a in doc["allocations"]["pce"]:
+        keys(a, "allocations.pce[]", {"circuit_id": str, "bytes": int, "evictable": bool})
+        check("last_used_secs_ago" in a, f"/status pce row lacks last_used_secs_ago: {a}")
     keys(doc["counters"], "counters", {"total_completed": int, "total_failed": int,
                                        "completed_by_kind": dict, "failed_by_kind": dict,
                                        "queue_depth": int})
@@ -870,6 +873,10 @@ def cuzk_rows_test(args, env, work, req):
     check(rows[0]["proof_kind"] == "porep_seal_commit" and rows[0]["total_partitions"] >= 1,
           f"/status pipeline: {rows[0]}")
     check(busy[0]["current_job"] == "row-size", f"/status worker: {busy[0]}")
+    # The PoRep circuit proves from its recorded matrices (cuzk's "pce"), held beside its SRS.
+    pce = doc["allocations"]["pce"]
+    check(any(a["circuit_id"].startswith("porep") and a["bytes"] > 0 for a in pce),
+          f"/status allocations.pce while a PoRep proves: {pce}")
     check(doc["provetop"]["parameters"].startswith("test:"), f"/status provetop: {doc['provetop']}")
     log(f"/status while row-size proves: every key; partitions "
         f"{[q['state'] for q in rows[0]['partitions']]}, worker {busy[0]['worker_id']} proving")

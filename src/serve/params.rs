@@ -30,6 +30,8 @@ pub struct Listed {
     pub circuit_id: String,
     pub tier: Tier,
     pub bytes: u64,
+    /// Its recorded circuit's bytes, when one is held (cuzk's "pce").
+    pub recorded_bytes: Option<u64>,
 }
 
 impl ParamSets {
@@ -178,8 +180,9 @@ impl ParamSets {
             .into_iter()
             .flat_map(|k| SectorSize::ALL.map(|s| (Self::canonical(k, s), k.circuit_id(s))))
             .collect();
-        self.engine
-            .store()
+        let store = self.engine.store();
+        let recorded = store.recorded();
+        store
             .sets()
             .into_iter()
             .filter_map(|s| {
@@ -188,6 +191,7 @@ impl ParamSets {
                     circuit_id: id.clone(),
                     tier: s.tier,
                     bytes: s.bytes,
+                    recorded_bytes: recorded.iter().find(|r| r.0 == s.digest).map(|r| r.1),
                 })
             })
             .collect()

@@ -183,9 +183,22 @@ impl StatusPage {
             }
         }
         let in_use = jobs.in_use();
-        let srs: Vec<Value> = jobs
-            .params
-            .list()
+        let sets = jobs.params.list();
+        // A recorded circuit is evicted with its parameters, so it is evictable when they are.
+        let pce: Vec<Value> = sets
+            .iter()
+            .filter_map(|s| {
+                let users = in_use.get(&s.circuit_id).copied().unwrap_or(0);
+                Some(json!({
+                    "circuit_id": s.circuit_id,
+                    "bytes": s.recorded_bytes?,
+                    "last_used_secs_ago": jobs.params.last_used(&s.circuit_id)
+                        .map(|t| (now - t).as_secs()),
+                    "evictable": users == 0,
+                }))
+            })
+            .collect();
+        let srs: Vec<Value> = sets
             .into_iter()
             .map(|s| {
                 let users = in_use.get(&s.circuit_id).copied().unwrap_or(0);
@@ -219,7 +232,7 @@ impl StatusPage {
             },
             "pipelines": pipelines,
             "gpu_workers": gpu_workers,
-            "allocations": { "srs": srs, "pce": [] },
+            "allocations": { "srs": srs, "pce": pce },
             "counters": {
                 "total_completed": completed,
                 "total_failed": failed,

@@ -105,6 +105,17 @@ impl ParamsStore {
         self.sets.lock().evict(digest)
     }
 
+    /// Every recorded circuit held in memory: its shape's digest and its bytes.
+    pub fn recorded(&self) -> Vec<(String, u64)> {
+        let recorded = self.recorded.lock();
+        let mut out: Vec<(String, u64)> = recorded
+            .iter()
+            .map(|(digest, pc)| (digest.clone(), pc.bytes() as u64))
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Hot parameter bytes allowed (None: no limit); sets no job holds make room for others.
     pub fn set_budget(&self, budget: Option<u64>) {
         self.sets.lock().set_budget(budget);
