@@ -4,7 +4,9 @@
 //! sector can be built from the nodes its challenges open: their labels, computed with
 //! Filecoin's labelling function from parents' labels drawn from a seed, and sparse trees whose
 //! untouched leaves are one constant. Every request is checked by storage-proofs' own verifier
-//! before it is returned.
+//! before it is returned. WindowPoSt and WinningPoSt sectors ([`post`]) are a comm_c and a
+//! sparse tree_r_last holding their challenged leaves; a SnapDeals update ([`snap`]) is built
+//! of trees constant within each of its 2^h blocks.
 //!
 //! A test and benchmark tool, not a way round sealing: the seed that picks the challenges is
 //! chosen here before the trees are built, where the chain draws it after comm_r is committed
@@ -14,6 +16,8 @@
 
 mod labels;
 mod porep;
+mod post;
+mod snap;
 mod tree;
 
 use anyhow::{bail, Context, Result};
@@ -25,6 +29,8 @@ use crate::c1::C1;
 use crate::sector::{with_tree, ProofVersion, SectorSize};
 
 pub use porep::Spec;
+pub use post::{post, PostSpec};
+pub use snap::snap;
 pub use tree::SparseTree;
 
 /// Why synthetic and non-interactive PoRep cannot be sparse.
