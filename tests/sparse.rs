@@ -2,7 +2,9 @@
 //! proved by the engine and accepted by filecoin-proofs' `verify_seal`; the same request with
 //! one label changed refused by `bench --request` and `verify` before any proving, naming the
 //! partition, challenge and check; `bench --workload porep --sector-size 32GiB` building its
-//! sparse sector in-process; and the kinds and proofs that cannot be sparse refused.
+//! sparse sector in-process; and the kinds and proofs that cannot be sparse refused. Sparse
+//! WindowPoSt, WinningPoSt and SnapDeals requests at 2KiB proved and accepted by
+//! filecoin-proofs' verifier of the kind, and tampered ones refused naming the check.
 
 use base64::Engine as _;
 use std::path::Path;
@@ -176,8 +178,15 @@ fn sparse_porep_requests_prove_verify_and_tampered_ones_are_refused() {
             "derive their challenges from comm_r",
         ),
         (
-            &["--kind", "snap", "--sector-size", "32GiB"],
-            "PoRep only so far",
+            &[
+                "--kind",
+                "porep",
+                "--sector-size",
+                "32GiB",
+                "--sectors",
+                "3",
+            ],
+            "sparse WindowPoSt or WinningPoSt",
         ),
         (
             &[
@@ -195,5 +204,89 @@ fn sparse_porep_requests_prove_verify_and_tampered_ones_are_refused() {
         let out = gen(dir, &dir.join("refused.json"), args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(reason), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// The request at `from` with one bit of its base64 field `key` flipped, written to `to`.
+fn one_bit_flipped(from: &Path, key: &str, to: &Path) {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut request: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(from).expect("the request")).expect("JSON");
+    let mut bytes = b64
+        .decode(request[key].as_str().expect("a bytes field"))
+        .expect("base64");
+    bytes[0] ^= 1;
+    request[key] = b64.encode(bytes).into();
+    std::fs::write(to, request.to_string()).expect("writing the tampered request");
+}
+
+#[test]
+fn sparse_post_and_snap_requests_prove_and_filecoin_proofs_accepts_them() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let kinds = [
+        ("window-post", "verify_window_post"),
+        ("winning-post", "verify_winning_post"),
+        ("snap", "verify_empty_sector_update_proof"),
+    ];
+    for (kind, verifier) in kinds {
+        let request = dir.join(format!("{kind}-sparse.json"));
+        let out = gen(
+            dir,
+            &request,
+            &["--kind", kind, "--sector-size", "2KiB", "--sparse"],
+        );
+        assert!(out.status.success(), "{kind}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(", sparse)"),
+            "{kind}: {}",
+            stderr(&out)
+        );
+        let out = run(
+            dir,
+            &[
+                "bench",
+                "--backend",
+                "cpu",
+                "--json",
+                "--proofs",
+                "1",
+                "--request",
+                request.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{kind}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["summary"]["verified"], 1, "{kind}");
+        let f = &v["filecoin"];
+        assert_eq!(f["verifier"], verifier, "{kind}: {f}");
+        assert_eq!(
+            (&f["verified"], &f["failed"]),
+            (&1.into(), &0.into()),
+            "{kind}: {f}"
+        );
+    }
+
+    // Tampered: refused by bench --request before any proving, exit 2, naming the check.
+    let cases = [
+        ("window-post", "randomness", "challenge 0 (leaf"),
+        ("window-post", "randomness", "the leaf check fails"),
+        (
+            "snap",
+            "commRNew",
+            "partition 0: the comm_r_new check fails",
+        ),
+    ];
+    for (kind, key, says) in cases {
+        let tampered = dir.join(format!("{kind}-tampered.json"));
+        one_bit_flipped(&dir.join(format!("{kind}-sparse.json")), key, &tampered);
+        let t = tampered.to_str().unwrap();
+        let out = run(dir, &["bench", "--backend", "cpu", "--request", t]);
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{kind} {key}: {e}");
+        assert!(
+            e.contains("do not verify") && e.contains(says),
+            "{kind} {key}: {e}"
+        );
     }
 }

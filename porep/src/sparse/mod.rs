@@ -26,6 +26,8 @@ use rand_chacha::ChaCha20Rng;
 use std::time::Instant;
 
 use crate::c1::C1;
+use crate::inputs::Inputs;
+use crate::kind::Kind;
 use crate::sector::{with_tree, ProofVersion, SectorSize};
 
 pub use porep::Spec;
@@ -113,4 +115,42 @@ pub fn cached_porep(size: SectorSize, seed: u64, progress: &dyn Fn(&str)) -> Res
         path.display()
     ));
     Ok(c1)
+}
+
+/// What `--workload KIND --sector-size 32GiB` proves for the kinds other than PoRep: a sparse
+/// SnapDeals update or PoSt (a full WindowPoSt partition) of `seed`, under `ids` (a prover id
+/// and the first sector's number) where given, built in seconds like a test size's sealed
+/// sector is read from the cache.
+pub fn inputs(
+    kind: Kind,
+    size: SectorSize,
+    seed: u64,
+    ids: Option<([u8; 32], u64)>,
+    progress: &dyn Fn(&str),
+) -> Result<Inputs> {
+    let start = Instant::now();
+    progress(&format!(
+        "building a sparse {size} {kind} (no sealing; see docs/sparse-sectors.md)"
+    ));
+    let (prover_id, first_sector) = match ids {
+        Some(ids) => ids,
+        None => (crate::c1::parse_prover_id("f01000")?, 0),
+    };
+    let inputs = match kind {
+        Kind::Snap => snap(size, seed)?,
+        Kind::WindowPost | Kind::WinningPost => post(&PostSpec {
+            kind,
+            size,
+            prover_id,
+            first_sector,
+            sectors: None,
+            seed,
+        })?,
+        Kind::Porep => bail!("a sparse PoRep is its C1 output: see `porep`"),
+    };
+    progress(&format!(
+        "built a sparse {size} {kind} in {:.1} s",
+        start.elapsed().as_secs_f64()
+    ));
+    Ok(inputs)
 }
