@@ -121,7 +121,10 @@ pub fn sealed_inputs(
 ) -> Result<Inputs> {
     if !size.sealable() {
         // Too large to seal here: sparse sectors, built in seconds.
-        return crate::sparse::inputs(kind, size, seed, ids, progress);
+        progress(&format!(
+            "building a sparse {size} {kind} (no sealing; see docs/sparse-sectors.md)"
+        ));
+        return crate::sparse::inputs(kind, size, seed, ids);
     }
     let sealed = seal::sealed_sector(size, seed, ids, progress)?;
     match kind {

@@ -117,40 +117,29 @@ pub fn cached_porep(size: SectorSize, seed: u64, progress: &dyn Fn(&str)) -> Res
     Ok(c1)
 }
 
+/// A prover id and the first sector's number.
+pub type Ids = Option<([u8; 32], u64)>;
+
 /// What `--workload KIND --sector-size 32GiB` proves for the kinds other than PoRep: a sparse
-/// SnapDeals update or PoSt (a full WindowPoSt partition) of `seed`, under `ids` (a prover id
-/// and the first sector's number) where given, built in seconds like a test size's sealed
-/// sector is read from the cache.
-pub fn inputs(
-    kind: Kind,
-    size: SectorSize,
-    seed: u64,
-    ids: Option<([u8; 32], u64)>,
-    progress: &dyn Fn(&str),
-) -> Result<Inputs> {
-    let start = Instant::now();
-    progress(&format!(
-        "building a sparse {size} {kind} (no sealing; see docs/sparse-sectors.md)"
-    ));
+/// SnapDeals update or PoSt (a full WindowPoSt partition) of `seed`, under `ids` where given
+/// (else miner f01000's sectors from 0), built in seconds as a test size's sealed sector is
+/// read from the cache.
+pub fn inputs(kind: Kind, size: SectorSize, seed: u64, ids: Ids) -> Result<Inputs> {
     let (prover_id, first_sector) = match ids {
         Some(ids) => ids,
         None => (crate::c1::parse_prover_id("f01000")?, 0),
     };
-    let inputs = match kind {
-        Kind::Snap => snap(size, seed)?,
-        Kind::WindowPost | Kind::WinningPost => post(&PostSpec {
-            kind,
-            size,
-            prover_id,
-            first_sector,
-            sectors: None,
-            seed,
-        })?,
-        Kind::Porep => bail!("a sparse PoRep is its C1 output: see `porep`"),
+    let spec = PostSpec {
+        kind,
+        size,
+        prover_id,
+        first_sector,
+        sectors: None,
+        seed,
     };
-    progress(&format!(
-        "built a sparse {size} {kind} in {:.1} s",
-        start.elapsed().as_secs_f64()
-    ));
-    Ok(inputs)
+    match kind {
+        Kind::Snap => snap(size, seed),
+        Kind::WindowPost | Kind::WinningPost => post(&spec),
+        Kind::Porep => bail!("a sparse PoRep is its C1 output: see `porep`"),
+    }
 }

@@ -12,6 +12,7 @@ use filecoin_proofs::{
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::sector::SectorId;
@@ -102,13 +103,17 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     let challenges =
         generate_fallback_sector_challenges::<Tree>(config, &randomness, &ids, spec.prover_id)?;
     let nodes = (spec.size.bytes() / 32) as usize;
-    let mut rng = ChaCha20Rng::seed_from_u64(spec.seed ^ 0x5ba2_5e00_9057_0000);
-    let mut proofs = Vec::with_capacity(ids.len());
-    for id in &ids {
-        let leaves = challenges.get(id).context("no challenges for a sector")?;
-        proofs.push(sector::<Tree>(*id, leaves, nodes, &mut rng)?);
-    }
-    let bytes: Vec<Vec<u8>> = proofs.iter().map(encode).collect::<Result<_>>()?;
+    // Each sector drawn from its own generator (the seed and its number), so they are built
+    // in parallel: a full partition is thousands.
+    let bytes: Vec<Vec<u8>> = ids
+        .par_iter()
+        .map(|id| {
+            let leaves = challenges.get(id).context("no challenges for a sector")?;
+            let salt = u64::from(*id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut rng = ChaCha20Rng::seed_from_u64(spec.seed ^ 0x5ba2_5e00_9057_0000 ^ salt);
+            encode(&sector::<Tree>(*id, leaves, nodes, &mut rng)?)
+        })
+        .collect::<Result<_>>()?;
     check::<Tree>(spec, config, randomness, &bytes)?;
     Ok(bytes)
 }
