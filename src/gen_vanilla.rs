@@ -43,6 +43,7 @@ fn sparse(kind: Kind, size: SectorSize, args: &GenVanillaArgs) -> Result<bool> {
         if !sparse || !matches!(kind, Kind::WindowPost | Kind::WinningPost) {
             bail!("--sectors {n}: the sectors of a sparse WindowPoSt or WinningPoSt");
         }
+        provetop_porep::sparse::sector_count(kind, size, Some(n))?;
     }
     Ok(sparse)
 }

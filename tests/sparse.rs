@@ -47,6 +47,27 @@ fn gen(home: &Path, out: &Path, extra: &[&str]) -> Output {
     run(home, &args)
 }
 
+/// `bench --workload KIND --sector-size 32GiB` with an empty parameter folder: its sparse
+/// inputs are built and checked in-process (in a cache of its own), then the missing
+/// parameters stop it (exit 2) before any setup. Its stderr.
+fn in_process_32gib(home: &Path, kind: &str) -> String {
+    let empty = home.join(format!("no-params-{kind}"));
+    std::fs::create_dir_all(&empty).expect("an empty parameter folder");
+    let args = ["--workload", kind, "--sector-size", "32GiB"];
+    let empty = empty.to_str().expect("a UTF-8 temporary path");
+    // A cache of its own: the sparse sector is built, not read from an earlier run's.
+    let bench = [
+        &["bench", "--backend", "cpu"],
+        &args[..],
+        &["--params-dir", empty],
+    ]
+    .concat();
+    let out = provetop_cached(home, &home.join("cache"), &bench);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{kind}: {e}");
+    e
+}
+
 /// The request at `from` with one byte of the first labeling proof's first parent label
 /// changed (inside the C1 output, inside lotus-bench's wrapper), written to `to`.
 fn one_label_changed(from: &Path, to: &Path) {
@@ -138,29 +159,23 @@ fn sparse_porep_requests_prove_verify_and_tampered_ones_are_refused() {
 
     // In-process at 32 GiB: the sparse sector is built and checked in seconds (no sealing),
     // then Filecoin's parameters named but not there stop it before any setup.
-    let empty = dir.join("no-params");
-    std::fs::create_dir(&empty).unwrap();
-    let out = run(
-        dir,
-        &[
-            "bench",
-            "--backend",
-            "cpu",
-            "--workload",
-            "porep",
-            "--sector-size",
-            "32GiB",
-            "--params-dir",
-            empty.to_str().unwrap(),
-        ],
-    );
-    let e = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{e}");
+    let e = in_process_32gib(dir, "porep");
     assert!(e.contains("built a sparse 32GiB sector"), "{e}");
     assert!(e.contains("no v28-stacked-proof-of-replication"), "{e}");
 
     // What cannot be sparse is refused with the reason, exit 2.
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &[
+                "--kind",
+                "window-post",
+                "--sector-size",
+                "32GiB",
+                "--sectors",
+                "2350",
+            ],
+            "holds at most 2349 sectors",
+        ),
         (
             &[
                 "--kind",
@@ -271,4 +286,9 @@ fn sparse_post_and_snap_requests_prove_and_filecoin_proofs_accepts_them() {
             "{kind} {key}: {e}"
         );
     }
+
+    // In-process at 32 GiB: the sparse update built and checked, then the parameters missing.
+    let e = in_process_32gib(dir, "snap");
+    assert!(e.contains("building a sparse 32GiB snap"), "{e}");
+    assert!(e.contains("no v28-empty-sector-update"), "{e}");
 }

@@ -31,7 +31,7 @@ use crate::kind::Kind;
 use crate::sector::{with_tree, ProofVersion, SectorSize};
 
 pub use porep::Spec;
-pub use post::{post, PostSpec};
+pub use post::{post, sector_count, PostSpec};
 pub use snap::snap;
 pub use tree::SparseTree;
 

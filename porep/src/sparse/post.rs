@@ -50,16 +50,7 @@ pub fn post(spec: &PostSpec) -> Result<Inputs> {
     let registered = post::registered_id(spec.kind, spec.size);
     let (_, _, api_version) = post::registered(registered)?;
     let config = post::config(spec.kind, spec.size, api_version)?;
-    let count = match (spec.kind, spec.sectors) {
-        (_, Some(0)) => bail!("--sectors 0: a PoSt proves at least one sector"),
-        (Kind::WindowPost, Some(n)) if n > config.sector_count => bail!(
-            "--sectors {n}: a {} WindowPoSt partition holds at most {} sectors",
-            spec.size,
-            config.sector_count
-        ),
-        (Kind::WindowPost, n) => n.unwrap_or(config.sector_count),
-        (_, n) => n.unwrap_or(1),
-    };
+    let count = sector_count(spec.kind, spec.size, spec.sectors)?;
     let last = spec.first_sector.checked_add(count as u64 - 1);
     if last.is_none() {
         bail!("sector numbers from {} overflow", spec.first_sector);
@@ -71,6 +62,22 @@ pub fn post(spec: &PostSpec) -> Result<Inputs> {
     inputs.randomness = randomness.to_vec();
     inputs.vanilla_proofs = with_tree!(spec.size, build(spec, &config, count, randomness))?;
     Ok(inputs)
+}
+
+/// How many sectors a sparse `kind` request of `size` sectors holds when `sectors` are asked
+/// for: a full WindowPoSt partition or one WinningPoSt sector by default; a number a partition
+/// cannot hold is refused.
+pub fn sector_count(kind: Kind, size: SectorSize, sectors: Option<usize>) -> Result<usize> {
+    let (_, _, api_version) = post::registered(post::registered_id(kind, size))?;
+    let most = post::config(kind, size, api_version)?.sector_count;
+    Ok(match (kind, sectors) {
+        (_, Some(0)) => bail!("--sectors 0: a PoSt proves at least one sector"),
+        (Kind::WindowPost, Some(n)) if n > most => {
+            bail!("--sectors {n}: a {size} WindowPoSt partition holds at most {most} sectors")
+        }
+        (Kind::WindowPost, n) => n.unwrap_or(most),
+        (_, n) => n.unwrap_or(1),
+    })
 }
 
 type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
