@@ -767,12 +767,20 @@ def window_test(args, env, work):
     t = stub.Prove(pb.ProveRequest(submit=bad), timeout=60).result
     check(t.status == Status.FAILED and "do not verify" in t.error_message and not t.proof,
           f"a tampered WindowPoSt vanilla proof: {Status.Name(t.status)} {t.error_message!r}")
+    # Other randomness challenges other leaves: FAILED naming the sector, challenge and check.
+    other = with_id(req, "wpost-other-randomness")
+    other.randomness = bytes([req.randomness[0] ^ 1]) + req.randomness[1:]
+    o = stub.Prove(pb.ProveRequest(submit=other), timeout=60).result
+    check(o.status == Status.FAILED and "sector 7, challenge 0 (leaf" in o.error_message
+          and "the leaf check fails" in o.error_message,
+          f"a WindowPoSt of other randomness: {Status.Name(o.status)} {o.error_message!r}")
     srv.proc.send_signal(signal.SIGTERM)
     rc = srv.proc.wait(timeout=60)
     ch.close()
     check(rc == 0, f"serve-window exited {rc} after SIGTERM with nothing open, not 0")
     log(f"wpost-1: WINDOW_POST_PARTITION COMPLETED in {a.total_ms / 1000:.1f} s, verify_window_post "
-        f"accepts it (a flipped byte: rejected); a tampered vanilla proof FAILED: {t.error_message}")
+        f"accepts it (a flipped byte: rejected); a tampered vanilla proof FAILED: {t.error_message}; "
+        f"other randomness FAILED: {o.error_message}")
 
 
 CUZK_METRICS = ["cuzk_proofs_completed", "cuzk_proofs_failed", "cuzk_proof_duration_seconds",

@@ -1,5 +1,6 @@
 //! `provetop gen-vanilla`: the `SubmitProofRequest` Curio would send for a test sector sealed
-//! here (or the cached one), or a sparse one (`--sparse`, any size), under a miner's id, in
+//! here (or the cached one), or sparse sectors (`--sparse`, any size and kind), under a miner's
+//! id, in
 //! proto3's JSON mapping, to prove through
 //! `serve` or `bench --request` and check with `verify`: a PoRep C2 (the sector's C1 output), a
 //! SnapDeals update of it, a WindowPoSt partition over it or a WinningPoSt.
@@ -25,7 +26,7 @@ fn miner(args: &GenVanillaArgs) -> Result<u64> {
     }
 }
 
-/// Whether the sector is sparse: asked for, or too large to seal. Only PoRep so far.
+/// Whether the sectors are sparse: asked for, or too large to seal.
 fn sparse(kind: Kind, size: SectorSize, args: &GenVanillaArgs) -> Result<bool> {
     let sparse = args.sparse || !size.sealable();
     if let Some(id) = args.registered_proof {
@@ -38,14 +39,11 @@ fn sparse(kind: Kind, size: SectorSize, args: &GenVanillaArgs) -> Result<bool> {
             bail!("--registered-proof {id} is a {named} seal proof, not {size}");
         }
     }
-    if sparse && kind != Kind::Porep {
-        let why = match size.sealable() {
-            true => String::new(),
-            false => {
-                format!(", and a {size} sector is too large to seal here (2KiB, 8MiB, 512MiB)")
-            }
-        };
-        bail!("--kind {kind}: sparse sectors are PoRep only so far{why}");
+    if let Some(n) = args.sectors {
+        if !sparse || !matches!(kind, Kind::WindowPost | Kind::WinningPost) {
+            bail!("--sectors {n}: the sectors of a sparse WindowPoSt or WinningPoSt");
+        }
+        provetop_porep::sparse::sector_count(kind, size, Some(n))?;
     }
     Ok(sparse)
 }
@@ -139,7 +137,25 @@ fn request(
         r.vanilla_proof = serde_json::to_vec(&wrapper)?;
         return Ok(r);
     }
-    let inputs = provetop_porep::prepared::sealed_inputs(kind, size, args.seed, ids, &progress)?;
+    let inputs = match (sparse, kind) {
+        (true, Kind::Snap) => {
+            progress(&format!("building a sparse {size} sector and its update"));
+            provetop_porep::sparse::snap(size, args.seed).context("building the sparse update")?
+        }
+        (true, _) => {
+            progress(&format!("building sparse {size} sectors"));
+            provetop_porep::sparse::post(&provetop_porep::sparse::PostSpec {
+                kind,
+                size,
+                prover_id,
+                first_sector: args.sector_id,
+                sectors: args.sectors,
+                seed: args.seed,
+            })
+            .context("building the sparse sectors")?
+        }
+        _ => provetop_porep::prepared::sealed_inputs(kind, size, args.seed, ids, &progress)?,
+    };
     r.registered_proof = inputs.registered_proof;
     r.vanilla_proofs = inputs.vanilla_proofs;
     r.randomness = inputs.randomness;

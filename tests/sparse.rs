@@ -2,7 +2,9 @@
 //! proved by the engine and accepted by filecoin-proofs' `verify_seal`; the same request with
 //! one label changed refused by `bench --request` and `verify` before any proving, naming the
 //! partition, challenge and check; `bench --workload porep --sector-size 32GiB` building its
-//! sparse sector in-process; and the kinds and proofs that cannot be sparse refused.
+//! sparse sector in-process; and the kinds and proofs that cannot be sparse refused. Sparse
+//! WindowPoSt, WinningPoSt and SnapDeals requests at 2KiB proved and accepted by
+//! filecoin-proofs' verifier of the kind, and tampered ones refused naming the check.
 
 use base64::Engine as _;
 use std::path::Path;
@@ -19,6 +21,17 @@ fn run(home: &Path, args: &[&str]) -> Output {
     provetop_cached(home, &porep_cache(), args)
 }
 
+/// `bench --json --request` of one proof on the cpu backend, with `extra` arguments: its report.
+fn proved(home: &Path, request: &Path, extra: &[&str]) -> serde_json::Value {
+    let path = request.to_str().expect("a UTF-8 temporary path");
+    let mut args = vec!["bench", "--backend", "cpu", "--json", "--proofs", "1"];
+    args.extend(["--request", path]);
+    args.extend_from_slice(extra);
+    let out = run(home, &args);
+    assert!(out.status.success(), "{path}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("bench --json prints one object")
+}
+
 /// `gen-vanilla` of a sparse sector with `extra` arguments, into `out`.
 fn gen(home: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
@@ -32,6 +45,27 @@ fn gen(home: &Path, out: &Path, extra: &[&str]) -> Output {
     ];
     args.extend_from_slice(extra);
     run(home, &args)
+}
+
+/// `bench --workload KIND --sector-size 32GiB` with an empty parameter folder: its sparse
+/// inputs are built and checked in-process (in a cache of its own), then the missing
+/// parameters stop it (exit 2) before any setup. Its stderr.
+fn in_process_32gib(home: &Path, kind: &str) -> String {
+    let empty = home.join(format!("no-params-{kind}"));
+    std::fs::create_dir_all(&empty).expect("an empty parameter folder");
+    let args = ["--workload", kind, "--sector-size", "32GiB"];
+    let empty = empty.to_str().expect("a UTF-8 temporary path");
+    // A cache of its own: the sparse sector is built, not read from an earlier run's.
+    let bench = [
+        &["bench", "--backend", "cpu"],
+        &args[..],
+        &["--params-dir", empty],
+    ]
+    .concat();
+    let out = provetop_cached(home, &home.join("cache"), &bench);
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{kind}: {e}");
+    e
 }
 
 /// The request at `from` with one byte of the first labeling proof's first parent label
@@ -79,23 +113,7 @@ fn sparse_porep_requests_prove_verify_and_tampered_ones_are_refused() {
 
     // Proved by the engine, verified by us and by filecoin-proofs' verify_seal.
     let export = dir.join("export");
-    let out = run(
-        dir,
-        &[
-            "bench",
-            "--backend",
-            "cpu",
-            "--json",
-            "--proofs",
-            "1",
-            "--request",
-            request.to_str().unwrap(),
-            "--export-dir",
-            export.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = proved(dir, &request, &["--export-dir", export.to_str().unwrap()]);
     assert_eq!(v["summary"]["verified"], 1);
     assert_eq!(
         v["filecoin"]["verifier"], "verify_seal",
@@ -141,29 +159,23 @@ fn sparse_porep_requests_prove_verify_and_tampered_ones_are_refused() {
 
     // In-process at 32 GiB: the sparse sector is built and checked in seconds (no sealing),
     // then Filecoin's parameters named but not there stop it before any setup.
-    let empty = dir.join("no-params");
-    std::fs::create_dir(&empty).unwrap();
-    let out = run(
-        dir,
-        &[
-            "bench",
-            "--backend",
-            "cpu",
-            "--workload",
-            "porep",
-            "--sector-size",
-            "32GiB",
-            "--params-dir",
-            empty.to_str().unwrap(),
-        ],
-    );
-    let e = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{e}");
+    let e = in_process_32gib(dir, "porep");
     assert!(e.contains("built a sparse 32GiB sector"), "{e}");
     assert!(e.contains("no v28-stacked-proof-of-replication"), "{e}");
 
     // What cannot be sparse is refused with the reason, exit 2.
-    let cases: [(&[&str], &str); 3] = [
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &[
+                "--kind",
+                "window-post",
+                "--sector-size",
+                "32GiB",
+                "--sectors",
+                "2350",
+            ],
+            "holds at most 2349 sectors",
+        ),
         (
             &[
                 "--kind",
@@ -176,8 +188,15 @@ fn sparse_porep_requests_prove_verify_and_tampered_ones_are_refused() {
             "derive their challenges from comm_r",
         ),
         (
-            &["--kind", "snap", "--sector-size", "32GiB"],
-            "PoRep only so far",
+            &[
+                "--kind",
+                "porep",
+                "--sector-size",
+                "32GiB",
+                "--sectors",
+                "3",
+            ],
+            "sparse WindowPoSt or WinningPoSt",
         ),
         (
             &[
@@ -196,4 +215,80 @@ fn sparse_porep_requests_prove_verify_and_tampered_ones_are_refused() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(reason), "{args:?}: {}", stderr(&out));
     }
+}
+
+/// The request at `from` with one bit of its base64 field `key` flipped, written to `to`.
+fn one_bit_flipped(from: &Path, key: &str, to: &Path) {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut request: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(from).expect("the request")).expect("JSON");
+    let mut bytes = b64
+        .decode(request[key].as_str().expect("a bytes field"))
+        .expect("base64");
+    bytes[0] ^= 1;
+    request[key] = b64.encode(bytes).into();
+    std::fs::write(to, request.to_string()).expect("writing the tampered request");
+}
+
+#[test]
+fn sparse_post_and_snap_requests_prove_and_filecoin_proofs_accepts_them() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path();
+    let kinds = [
+        ("window-post", "verify_window_post"),
+        ("winning-post", "verify_winning_post"),
+        ("snap", "verify_empty_sector_update_proof"),
+    ];
+    for (kind, verifier) in kinds {
+        let request = dir.join(format!("{kind}-sparse.json"));
+        let out = gen(
+            dir,
+            &request,
+            &["--kind", kind, "--sector-size", "2KiB", "--sparse"],
+        );
+        assert!(out.status.success(), "{kind}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(", sparse)"),
+            "{kind}: {}",
+            stderr(&out)
+        );
+        // Proved, verified by us and by filecoin-proofs' verifier of the kind.
+        let v = proved(dir, &request, &[]);
+        let f = &v["filecoin"];
+        let summary = (&v["summary"]["verified"], &f["verifier"], &f["verified"]);
+        assert_eq!(
+            summary,
+            (&1.into(), &verifier.into(), &1.into()),
+            "{kind}: {v}"
+        );
+        assert_eq!(f["failed"], 0, "{kind}: {f}");
+    }
+
+    // Tampered: refused by bench --request before any proving, exit 2, naming the check.
+    let cases = [
+        ("window-post", "randomness", "challenge 0 (leaf"),
+        ("window-post", "randomness", "the leaf check fails"),
+        (
+            "snap",
+            "commRNew",
+            "partition 0: the comm_r_new check fails",
+        ),
+    ];
+    for (kind, key, says) in cases {
+        let tampered = dir.join(format!("{kind}-tampered.json"));
+        one_bit_flipped(&dir.join(format!("{kind}-sparse.json")), key, &tampered);
+        let t = tampered.to_str().unwrap();
+        let out = run(dir, &["bench", "--backend", "cpu", "--request", t]);
+        let e = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{kind} {key}: {e}");
+        assert!(
+            e.contains("do not verify") && e.contains(says),
+            "{kind} {key}: {e}"
+        );
+    }
+
+    // In-process at 32 GiB: the sparse update built and checked, then the parameters missing.
+    let e = in_process_32gib(dir, "snap");
+    assert!(e.contains("building a sparse 32GiB snap"), "{e}");
+    assert!(e.contains("no v28-empty-sector-update"), "{e}");
 }

@@ -110,7 +110,8 @@ pub fn register(inputs: &Inputs, params_dir: Option<&Path>, name: &str) -> Resul
 
 /// The inputs of a `kind` proof of the `size` test sector sealed here from `seed` (under
 /// `ids`, a miner's prover id and sector number, where given): a sector sealed once and cached,
-/// a PoSt's randomness drawn from `seed`, a SnapDeals update's data too.
+/// a PoSt's randomness drawn from `seed`, a SnapDeals update's data too; at 32GiB and 64GiB,
+/// sparse sectors ([`crate::sparse::inputs`]).
 pub fn sealed_inputs(
     kind: Kind,
     size: SectorSize,
@@ -119,7 +120,11 @@ pub fn sealed_inputs(
     progress: &dyn Fn(&str),
 ) -> Result<Inputs> {
     if !size.sealable() {
-        bail!("a {size} sector is too large to seal here (2KiB, 8MiB or 512MiB)");
+        // Too large to seal here: sparse sectors, built in seconds.
+        progress(&format!(
+            "building a sparse {size} {kind} (no sealing; see docs/sparse-sectors.md)"
+        ));
+        return crate::sparse::inputs(kind, size, seed, ids);
     }
     let sealed = seal::sealed_sector(size, seed, ids, progress)?;
     match kind {

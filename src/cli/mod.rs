@@ -337,12 +337,16 @@ impl BenchArgs {
 
 const GEN_VANILLA_AFTER_HELP: &str = "\
 Sparse sectors (--sparse; the default at 32GiB and 64GiB, where no sector can be sealed here):
-a committed-capacity sector of which only the nodes the proofs open are built: their labels
-(Filecoin's labelling function over parents' labels drawn from --seed) and sparse trees. The
-request passes storage-proofs' own vanilla verifier before it is written, in seconds. It is a
-test and benchmark tool, not a way round sealing: the seed that picks the
-challenges is chosen here before the trees are built, where the chain draws it after comm_r is
-committed; and the parameters such requests are proved with here are generated, not
+sectors of which only the nodes the proofs open are built. PoRep: a committed-capacity sector's
+opened labels (Filecoin's labelling function over parents' labels drawn from --seed) and sparse
+trees. WindowPoSt and WinningPoSt: each sector a comm_c and a sparse tree_r_last holding its
+challenged leaves (--sectors N of them; a full WindowPoSt partition by default). SnapDeals: an
+old replica and new data constant within each of the 2^h blocks rho is drawn for, so comm_r_new
+is known before its challenges. The request passes the kind's own vanilla verifier before it is
+written, in seconds. It is a test and benchmark tool, not a way round sealing: the challenges
+(PoRep's seed, a PoSt's randomness) are chosen here or known before the trees are built, where
+the chain draws them after the commitments, so a miner must have every node right and here only
+the opened ones are; and the parameters such requests are proved with here are generated, not
 Filecoin's, so their proofs verify only against those parameters' verifying key. Only the
 interactive V1_1 seal proofs can be sparse: synthetic and non-interactive PoRep derive their
 challenges from comm_r. See docs/sparse-sectors.md.
@@ -358,10 +362,13 @@ pub struct GenVanillaArgs {
     /// 32GiB or 64GiB (sparse).
     #[arg(long, default_value = "2KiB")]
     pub sector_size: String,
-    /// Build a sparse committed-capacity sector instead of sealing one (PoRep; the default at
-    /// 32GiB and 64GiB).
+    /// Build sparse sectors instead of sealing one (every kind; the default at 32GiB and 64GiB).
     #[arg(long)]
     pub sparse: bool,
+    /// The sectors of a sparse PoSt, numbered from --sector-id [default: a full WindowPoSt
+    /// partition (2,349 at 32GiB); for WinningPoSt 1, the set it challenges one sector of].
+    #[arg(long, value_name = "N")]
+    pub sectors: Option<usize>,
     /// The registered seal proof of a PoRep request [default: the V1_1 proof of the size, 5-9].
     #[arg(long, value_name = "N")]
     pub registered_proof: Option<u64>,

@@ -4,7 +4,9 @@
 //! sector can be built from the nodes its challenges open: their labels, computed with
 //! Filecoin's labelling function from parents' labels drawn from a seed, and sparse trees whose
 //! untouched leaves are one constant. Every request is checked by storage-proofs' own verifier
-//! before it is returned.
+//! before it is returned. WindowPoSt and WinningPoSt sectors ([`post`]) are a comm_c and a
+//! sparse tree_r_last holding their challenged leaves; a SnapDeals update ([`snap`]) is built
+//! of trees constant within each of its 2^h blocks.
 //!
 //! A test and benchmark tool, not a way round sealing: the seed that picks the challenges is
 //! chosen here before the trees are built, where the chain draws it after comm_r is committed
@@ -14,6 +16,8 @@
 
 mod labels;
 mod porep;
+mod post;
+mod snap;
 mod tree;
 
 use anyhow::{bail, Context, Result};
@@ -22,9 +26,13 @@ use rand_chacha::ChaCha20Rng;
 use std::time::Instant;
 
 use crate::c1::C1;
+use crate::inputs::Inputs;
+use crate::kind::Kind;
 use crate::sector::{with_tree, ProofVersion, SectorSize};
 
 pub use porep::Spec;
+pub use post::{post, sector_count, PostSpec};
+pub use snap::snap;
 pub use tree::SparseTree;
 
 /// Why synthetic and non-interactive PoRep cannot be sparse.
@@ -107,4 +115,31 @@ pub fn cached_porep(size: SectorSize, seed: u64, progress: &dyn Fn(&str)) -> Res
         path.display()
     ));
     Ok(c1)
+}
+
+/// A prover id and the first sector's number.
+pub type Ids = Option<([u8; 32], u64)>;
+
+/// What `--workload KIND --sector-size 32GiB` proves for the kinds other than PoRep: a sparse
+/// SnapDeals update or PoSt (a full WindowPoSt partition) of `seed`, under `ids` where given
+/// (else miner f01000's sectors from 0), built in seconds as a test size's sealed sector is
+/// read from the cache.
+pub fn inputs(kind: Kind, size: SectorSize, seed: u64, ids: Ids) -> Result<Inputs> {
+    let (prover_id, first_sector) = match ids {
+        Some(ids) => ids,
+        None => (crate::c1::parse_prover_id("f01000")?, 0),
+    };
+    let spec = PostSpec {
+        kind,
+        size,
+        prover_id,
+        first_sector,
+        sectors: None,
+        seed,
+    };
+    match kind {
+        Kind::Snap => snap(size, seed),
+        Kind::WindowPost | Kind::WinningPost => post(&spec),
+        Kind::Porep => bail!("a sparse PoRep is its C1 output: see `porep`"),
+    }
 }

@@ -1,7 +1,9 @@
-//! A Merkle tree of a whole sector of which only a few leaves are known: every other leaf is
-//! one constant, so a subtree with no known leaf hashes to the same value at each level
-//! (computed once), and only the paths above known leaves are hashed. Its paths are the ones the
-//! full tree would give, in Filecoin's proof layout (base, then sub-tree, then top-tree levels).
+//! A Merkle tree of a whole sector of which only a few leaves are known: every other leaf is a
+//! constant of its block (one block for a sector of one constant leaf), so a subtree inside a
+//! block with no known leaf hashes to the same value at each level (computed once a block), and
+//! only the paths above known leaves and the levels above the blocks are hashed. Its paths are
+//! the ones the full tree would give, in Filecoin's proof layout (base, then sub-tree, then
+//! top-tree levels).
 
 use anyhow::{bail, Result};
 use filecoin_hashers::Hasher;
@@ -14,9 +16,13 @@ use storage_proofs_core::merkle::{base_path_length, compound_path_length, Merkle
 /// sub-tree and top-tree levels where it has them).
 pub struct SparseTree<H: Hasher> {
     arities: Vec<usize>,
-    /// Each level's empty-subtree hash: index 0 is the constant leaf.
-    empty: Vec<H::Domain>,
-    /// Each level's known nodes, by index; the last level holds the root alone.
+    /// Leaves a block holds.
+    block: usize,
+    /// Each block's empty-subtree hash at each height whose subtrees fit in a block: index 0 is
+    /// the block's constant leaf.
+    empty: Vec<Vec<H::Domain>>,
+    /// Each level's known nodes, by index (every node of a level above the blocks); the last
+    /// level holds the root alone.
     levels: Vec<BTreeMap<usize, H::Domain>>,
 }
 
@@ -30,6 +36,16 @@ impl<H: Hasher> SparseTree<H> {
     pub fn new<A: Unsigned, B: Unsigned, C: Unsigned>(
         leaves: usize,
         constant: H::Domain,
+        known: BTreeMap<usize, H::Domain>,
+    ) -> Result<Self> {
+        Self::blocks::<A, B, C>(leaves, &[constant], known)
+    }
+
+    /// As [`SparseTree::new`], the leaves split into `constants.len()` equal blocks (a power
+    /// of two), each block's untouched leaves its own constant.
+    pub fn blocks<A: Unsigned, B: Unsigned, C: Unsigned>(
+        leaves: usize,
+        constants: &[H::Domain],
         known: BTreeMap<usize, H::Domain>,
     ) -> Result<Self> {
         let base = base_path_length::<A, B, C>(leaves);
@@ -49,49 +65,75 @@ impl<H: Hasher> SparseTree<H> {
                 C::to_usize()
             );
         }
+        let blocks = constants.len();
+        if !blocks.is_power_of_two() || leaves % blocks != 0 {
+            bail!("{blocks} blocks do not split {leaves} leaves evenly");
+        }
         if let Some(i) = known.keys().find(|i| **i >= leaves) {
             bail!("leaf {i} is outside a tree of {leaves} leaves");
         }
+        let block = leaves / blocks;
         let mut hasher = H::Function::default();
-        let mut empty = vec![constant];
+        let mut empty: Vec<Vec<H::Domain>> = constants.iter().map(|c| vec![*c]).collect();
+        let mut span = 1;
         for (height, arity) in arities.iter().enumerate() {
-            let children = vec![empty[height]; *arity];
-            hasher.reset();
-            empty.push(hasher.multi_node(&children, height));
+            span *= arity;
+            if span > block {
+                break;
+            }
+            for chain in empty.iter_mut() {
+                hasher.reset();
+                let children = vec![chain[height]; *arity];
+                chain.push(hasher.multi_node(&children, height));
+            }
         }
-        let mut levels = vec![known];
+        let mut tree = SparseTree {
+            arities: arities.clone(),
+            block,
+            empty,
+            levels: vec![known],
+        };
+        let mut span = 1;
         for (height, arity) in arities.iter().enumerate() {
-            let below = &levels[height];
+            span *= arity;
+            // Above the blocks every node is hashed: there are few of them.
+            let parents: Vec<usize> = match span > block {
+                true => (0..leaves / span).collect(),
+                false => tree.levels[height].keys().map(|i| i / arity).collect(),
+            };
             let mut above = BTreeMap::new();
-            let parents: Vec<usize> = below.keys().map(|i| i / arity).collect();
             for parent in parents {
                 if above.contains_key(&parent) {
                     continue;
                 }
                 let children: Vec<H::Domain> = (0..*arity)
-                    .map(|j| *below.get(&(parent * arity + j)).unwrap_or(&empty[height]))
+                    .map(|j| tree.node(height, parent * arity + j))
                     .collect();
                 hasher.reset();
                 above.insert(parent, hasher.multi_node(&children, height));
             }
-            levels.push(above);
+            tree.levels.push(above);
         }
-        Ok(SparseTree {
-            arities,
-            empty,
-            levels,
-        })
+        Ok(tree)
+    }
+
+    /// The node at `index` of the level `height` above the leaves.
+    pub fn node(&self, height: usize, index: usize) -> H::Domain {
+        if let Some(d) = self.levels.get(height).and_then(|l| l.get(&index)) {
+            return *d;
+        }
+        let span: usize = self.arities[..height].iter().product();
+        self.empty[index * span / self.block][height]
     }
 
     /// The root.
     pub fn root(&self) -> H::Domain {
-        let top = self.arities.len();
-        *self.levels[top].get(&0).unwrap_or(&self.empty[top])
+        self.node(self.arities.len(), 0)
     }
 
     /// The leaf at `index`.
     pub fn leaf(&self, index: usize) -> H::Domain {
-        *self.levels[0].get(&index).unwrap_or(&self.empty[0])
+        self.node(0, index)
     }
 
     /// The path of leaf `index`, leaf to root.
@@ -102,11 +144,7 @@ impl<H: Hasher> SparseTree<H> {
             let (group, place) = (at / arity, at % arity);
             let siblings = (0..*arity)
                 .filter(|j| *j != place)
-                .map(|j| {
-                    *self.levels[height]
-                        .get(&(group * arity + j))
-                        .unwrap_or(&self.empty[height])
-                })
+                .map(|j| self.node(height, group * arity + j))
                 .collect();
             path.push((siblings, place));
             at = group;
@@ -175,5 +213,22 @@ mod tests {
         let d = SparseTree::<Sha256Hasher>::new::<U2, U0, U0>(64, zero, BTreeMap::new()).unwrap();
         assert!(d.proof::<U2, U0, U0>(17).validate(17));
         assert!(SparseTree::<Sha256Hasher>::new::<U2, U0, U0>(60, zero, BTreeMap::new()).is_err());
+
+        // Constant within each of 4 blocks of 16 leaves (a block not a whole subtree of
+        // arity 8), one leaf known: the full tree's root and paths.
+        let consts = [domain(2), domain(3), domain(4), domain(5)];
+        let known: BTreeMap<usize, PDomain> = [(20, domain(9))].into_iter().collect();
+        let all: Vec<PDomain> = (0..leaves)
+            .map(|i| *known.get(&i).unwrap_or(&consts[i / 16]))
+            .collect();
+        let full: MerkleTree<PDomain, <PoseidonHasher as Hasher>::Function, VecStore<PDomain>, U8> =
+            MerkleTree::new(all).unwrap();
+        let b = SparseTree::<PoseidonHasher>::blocks::<U8, U0, U0>(leaves, &consts, known).unwrap();
+        assert_eq!(b.root(), full.root());
+        for i in [0, 20, 33, 63] {
+            let p = b.proof::<U8, U0, U0>(i);
+            assert!(p.validate(i), "leaf {i}");
+            assert_eq!(p.root(), full.root());
+        }
     }
 }
