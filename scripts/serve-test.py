@@ -767,6 +767,21 @@ def window_test(args, env, work):
     t = stub.Prove(pb.ProveRequest(submit=bad), timeout=60).result
     check(t.status == Status.FAILED and "do not verify" in t.error_message and not t.proof,
           f"a tampered WindowPoSt vanilla proof: {Status.Name(t.status)} {t.error_message!r}")
+    # A byte flipped anywhere (every 61st here): FAILED with the reason before any proving, and
+    # no panic text on the server's stderr (issue 46, row 15).
+    done = st.total_proofs_completed
+    for i in range(0, len(proof), 61):
+        flipped = bytearray(req.vanilla_proofs[0])
+        flipped[i] ^= 0x80
+        bad.vanilla_proofs[0] = bytes(flipped)
+        bad.request_id = f"wpost-flip-{i}"
+        f = stub.Prove(pb.ProveRequest(submit=bad), timeout=60).result
+        check(f.status == Status.FAILED and f.error_message and not f.proof and f.total_ms < 10_000,
+              f"WindowPoSt vanilla proof, byte {i} flipped: {Status.Name(f.status)} "
+              f"in {f.total_ms} ms {f.error_message!r}")
+    check(status(stub).total_proofs_completed == done, "a flipped vanilla proof was proved")
+    panics = [line for line in srv.lines if "panicked" in line or "backtrace" in line]
+    check(not panics, f"serve printed panic text for a client's vanilla proofs: {panics[:3]}")
     srv.proc.send_signal(signal.SIGTERM)
     rc = srv.proc.wait(timeout=60)
     ch.close()
@@ -1097,6 +1112,21 @@ def main_test(args, env, work, req_path, req):
     except grpc.RpcError as e:
         check(e.code() == grpc.StatusCode.NOT_FOUND, f"a second cancel: {grpc_error(e)}")
     log("queued-1: queued behind prove-1, CancelProof -> CANCELLED (was_running false)")
+
+    # 2b. A Prove whose caller leaves (its deadline passes) while it waits behind prove-1: its
+    # job is cancelled, not left to prove for no one (issue 46, row 7).
+    try:
+        stub.Prove(pb.ProveRequest(submit=with_id(req, "abandoned-1")), timeout=1)
+        raise Failed("Prove of abandoned-1 answered within 1 s while prove-1 runs")
+    except grpc.RpcError as e:
+        check(e.code() == grpc.StatusCode.DEADLINE_EXCEEDED, f"Prove with a 1 s deadline: {grpc_error(e)}")
+    a = stub.AwaitProof(pb.AwaitProofRequest(job_id="abandoned-1", timeout_ms=30_000), timeout=60)
+    check(a.status == Status.CANCELLED,
+          f"abandoned-1 answers {Status.Name(a.status)} ({a.error_message!r}), not CANCELLED")
+    st = status(stub)
+    check(porep_queue(st).pending == 0 and st.queued_requests == 0,
+          f"the abandoned request still waits: {porep_queue(st)}, queued_requests {st.queued_requests}")
+    log("abandoned-1: its Prove's caller left after 1 s; the job CANCELLED")
 
     # 3. The hostile pass, while the first proof runs.
     rng = random.Random(SEED)
