@@ -767,10 +767,10 @@ def window_test(args, env, work):
     t = stub.Prove(pb.ProveRequest(submit=bad), timeout=60).result
     check(t.status == Status.FAILED and "do not verify" in t.error_message and not t.proof,
           f"a tampered WindowPoSt vanilla proof: {Status.Name(t.status)} {t.error_message!r}")
-    # A byte flipped anywhere (every 61st here): FAILED with the reason before any proving, and
-    # no panic text on the server's stderr (issue 46, row 15).
+    # A byte flipped anywhere (every 499th here, and in comm_r_last, the last 32 bytes): FAILED
+    # with the reason before any proving, and no panic text on serve's stderr (issue 46, row 15).
     done = st.total_proofs_completed
-    for i in range(0, len(proof), 61):
+    for i in list(range(0, len(proof), 499)) + [len(proof) - 32]:
         flipped = bytearray(req.vanilla_proofs[0])
         flipped[i] ^= 0x80
         bad.vanilla_proofs[0] = bytes(flipped)
@@ -780,6 +780,23 @@ def window_test(args, env, work):
               f"WindowPoSt vanilla proof, byte {i} flipped: {Status.Name(f.status)} "
               f"in {f.total_ms} ms {f.error_message!r}")
     check(status(stub).total_proofs_completed == done, "a flipped vanilla proof was proved")
+    # A WinningPoSt whose comm_r_last field (its last 32 bytes) disagrees with its openings'
+    # root passed filecoin's vanilla check and failed after proving: now refused at once.
+    g = subprocess.run(
+        [args.bin, "gen-vanilla", "--kind", "winning-post", "--sector-size", "2KiB",
+         "--miner-id", "1000", "--sector-id", "7", "--out", path + ".winning"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    check(g.returncode == 0, f"gen-vanilla --kind winning-post exited {g.returncode}: {g.stderr.strip()}")
+    with open(path + ".winning") as f:
+        win = json_format.Parse(f.read(), pb.SubmitProofRequest())
+    flipped = bytearray(win.vanilla_proofs[0])
+    flipped[-32] ^= 1
+    win.vanilla_proofs[0] = bytes(flipped)
+    w = stub.Prove(pb.ProveRequest(submit=with_id(win, "winning-flipped")), timeout=60).result
+    check(w.status == Status.FAILED and "comm_r_last" in w.error_message and w.total_ms < 10_000,
+          f"a WinningPoSt with its comm_r_last flipped: {Status.Name(w.status)} in {w.total_ms} ms "
+          f"{w.error_message!r}")
     panics = [line for line in srv.lines if "panicked" in line or "backtrace" in line]
     check(not panics, f"serve printed panic text for a client's vanilla proofs: {panics[:3]}")
     srv.proc.send_signal(signal.SIGTERM)

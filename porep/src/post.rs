@@ -276,6 +276,20 @@ fn build<Tree: 'static + MerkleTreeTrait>(
                 u64::from(p.sector_id)
             );
         }
+        // storage-proofs-post's verifier takes comm_r_last from the openings' root, the circuit
+        // from the field: a field that disagrees passes the vanilla check and fails the proof.
+        let sector = &p.vanilla_proof.sectors[0];
+        if sector
+            .inclusion_proofs
+            .iter()
+            .any(|ip| ip.root() != sector.comm_r_last)
+        {
+            bail!(
+                "vanilla_proofs[{i}] (sector {}): its comm_r_last is not the root its inclusion \
+                 proofs open",
+                u64::from(p.sector_id)
+            );
+        }
         if vanilla
             .iter()
             .any(|v: &FallbackPoStSectorProof<Tree>| v.sector_id == p.sector_id)
