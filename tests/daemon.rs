@@ -107,8 +107,17 @@ impl Serve {
 
     /// Every stderr line so far.
     fn stderr(&mut self) -> String {
-        while let Ok(l) = self.lines.try_recv() {
-            self.seen.push(l);
+        // Once the child has exited its pipe ends: wait for the reader's last lines.
+        let exited = matches!(self.child.try_wait(), Ok(Some(_)));
+        loop {
+            let next = match exited {
+                true => self.lines.recv_timeout(Duration::from_secs(5)).ok(),
+                false => self.lines.try_recv().ok(),
+            };
+            match next {
+                Some(l) => self.seen.push(l),
+                None => break,
+            }
         }
         self.seen.join("\n")
     }
