@@ -88,6 +88,37 @@ pub fn request_proto(data: &[u8]) {
     }
 }
 
+/// Any bytes as a 2KiB WindowPoSt's and WinningPoSt's vanilla proof (bincode
+/// `FallbackPoStSectorProof`): the decoder and shape checks serve runs on `vanilla_proofs`.
+pub fn vanilla_post(data: &[u8]) {
+    use provetop_porep::{Kind, SectorSize};
+    for kind in [Kind::WindowPost, Kind::WinningPost] {
+        let _ = provetop_porep::post::decode_vanilla(kind, SectorSize::S2KiB, &[data.to_vec()]);
+    }
+}
+
+/// Real vanilla proofs of the test sector (gen-vanilla's), cut at many points and with bits
+/// flipped.
+fn vanilla_post_seeds() -> Vec<Vec<u8>> {
+    let real: [&[u8]; 2] = [
+        include_bytes!("regressions/vanilla_post/window-post-2kib.bin"),
+        include_bytes!("regressions/vanilla_post/winning-post-2kib.bin"),
+    ];
+    let mut out = vec![];
+    for whole in real {
+        for cut in (0..whole.len()).step_by(whole.len() / 8 + 1) {
+            out.push(whole[..cut].to_vec());
+        }
+        for i in 0..6 {
+            let mut b = whole.to_vec();
+            b[(i * 7919 + 13) % whole.len()] ^= 1 << (i % 8);
+            out.push(b);
+        }
+        out.push(whole.to_vec());
+    }
+    out
+}
+
 fn round_trip(r: &SubmitProofRequest) {
     let text = serde_json::to_vec(&request_file::to_json(r)).expect("JSON");
     let back = request_file::from_json(&text).expect("a request written reads back");
@@ -105,6 +136,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("config", config),
     ("request_json", request_json),
     ("request_proto", request_proto),
+    ("vanilla_post", vanilla_post),
 ];
 
 /// The seed corpus of `target`, the same on every machine.
@@ -130,6 +162,7 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
             out
         }
         "request_proto" => request_proto_seeds(),
+        "vanilla_post" => vanilla_post_seeds(),
         _ => vec![],
     }
 }

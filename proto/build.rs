@@ -12,6 +12,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(true)
         // A frame goes to every viewer: shared bytes, not a copy each.
         .bytes([".provetop.v1.Frame"])
+        // A message that does not decode is INVALID_ARGUMENT, not tonic's INTERNAL.
+        .codec_path("crate::codec::Codec")
         .compile_fds(fds)?;
     Ok(())
 }

@@ -774,6 +774,38 @@ def window_test(args, env, work):
     check(o.status == Status.FAILED and "sector 7, challenge 0 (leaf" in o.error_message
           and "the leaf check fails" in o.error_message,
           f"a WindowPoSt of other randomness: {Status.Name(o.status)} {o.error_message!r}")
+    # A byte flipped anywhere (every 499th here, and in comm_r_last, the last 32 bytes): FAILED
+    # with the reason before any proving, and no panic text on serve's stderr (issue 46, row 15).
+    done = st.total_proofs_completed
+    for i in list(range(0, len(proof), 499)) + [len(proof) - 32]:
+        flipped = bytearray(req.vanilla_proofs[0])
+        flipped[i] ^= 0x80
+        bad.vanilla_proofs[0] = bytes(flipped)
+        bad.request_id = f"wpost-flip-{i}"
+        f = stub.Prove(pb.ProveRequest(submit=bad), timeout=60).result
+        check(f.status == Status.FAILED and f.error_message and not f.proof and f.total_ms < 10_000,
+              f"WindowPoSt vanilla proof, byte {i} flipped: {Status.Name(f.status)} "
+              f"in {f.total_ms} ms {f.error_message!r}")
+    check(status(stub).total_proofs_completed == done, "a flipped vanilla proof was proved")
+    # A WinningPoSt whose comm_r_last field (its last 32 bytes) disagrees with its openings'
+    # root passed filecoin's vanilla check and failed after proving: now refused at once.
+    g = subprocess.run(
+        [args.bin, "gen-vanilla", "--kind", "winning-post", "--sector-size", "2KiB",
+         "--miner-id", "1000", "--sector-id", "7", "--out", path + ".winning"],
+        env=env, capture_output=True, text=True, timeout=300,
+    )
+    check(g.returncode == 0, f"gen-vanilla --kind winning-post exited {g.returncode}: {g.stderr.strip()}")
+    with open(path + ".winning") as f:
+        win = json_format.Parse(f.read(), pb.SubmitProofRequest())
+    flipped = bytearray(win.vanilla_proofs[0])
+    flipped[-32] ^= 1
+    win.vanilla_proofs[0] = bytes(flipped)
+    w = stub.Prove(pb.ProveRequest(submit=with_id(win, "winning-flipped")), timeout=60).result
+    check(w.status == Status.FAILED and "comm_r_last" in w.error_message and w.total_ms < 10_000,
+          f"a WinningPoSt with its comm_r_last flipped: {Status.Name(w.status)} in {w.total_ms} ms "
+          f"{w.error_message!r}")
+    panics = [line for line in srv.lines if "panicked" in line or "backtrace" in line]
+    check(not panics, f"serve printed panic text for a client's vanilla proofs: {panics[:3]}")
     srv.proc.send_signal(signal.SIGTERM)
     rc = srv.proc.wait(timeout=60)
     ch.close()
@@ -1112,6 +1144,23 @@ def main_test(args, env, work, req_path, req):
     except grpc.RpcError as e:
         check(e.code() == grpc.StatusCode.NOT_FOUND, f"a second cancel: {grpc_error(e)}")
     log("queued-1: queued behind prove-1, CancelProof -> CANCELLED (was_running false)")
+
+    # 2b. A Prove whose caller leaves (its deadline passes) while it waits behind prove-1: its
+    # job is cancelled, not left to prove for no one (issue 46, row 7).
+    try:
+        stub.Prove(pb.ProveRequest(submit=with_id(req, "abandoned-1")), timeout=1)
+        raise Failed("Prove of abandoned-1 answered within 1 s while prove-1 runs")
+    except grpc.RpcError as e:
+        # tonic ends the call at the deadline it was sent (CANCELLED), or the client first.
+        check(e.code() in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED),
+              f"Prove with a 1 s deadline: {grpc_error(e)}")
+    a = stub.AwaitProof(pb.AwaitProofRequest(job_id="abandoned-1", timeout_ms=30_000), timeout=60)
+    check(a.status == Status.CANCELLED,
+          f"abandoned-1 answers {Status.Name(a.status)} ({a.error_message!r}), not CANCELLED")
+    st = status(stub)
+    check(porep_queue(st).pending == 0 and st.queued_requests == 0,
+          f"the abandoned request still waits: {porep_queue(st)}, queued_requests {st.queued_requests}")
+    log("abandoned-1: its Prove's caller left after 1 s; the job CANCELLED")
 
     # 3. The hostile pass, while the first proof runs.
     rng = random.Random(SEED)

@@ -52,6 +52,12 @@ pub struct ServeSettings {
     pub params_dir: Option<PathBuf>,
     /// `status_listen = "127.0.0.1:9821"`: cuzk's status page (as `--status-listen`).
     pub status_listen: Option<String>,
+    /// `max_queued = 256`: requests waiting at most (refused RESOURCE_EXHAUSTED beyond).
+    pub max_queued: Option<u64>,
+    /// `queue_memory = "16GiB"`: the bytes of the requests waiting, at most.
+    pub queue_memory: Option<u64>,
+    /// `sets = ["porep-32g", "wpost-32g"]`: the parameter sets `PreloadSRS` may load.
+    pub sets: Option<Vec<String>>,
 }
 
 impl ServeSettings {
@@ -93,10 +99,45 @@ impl ServeSettings {
                     };
                     s.srs_budget = Some(b.map_err(|e| anyhow::anyhow!("[serve] srs_budget: {e}"))?);
                 }
+                "max_queued" => {
+                    let n = value.as_integer().filter(|n| (1..=1_000_000).contains(n));
+                    let n = n.ok_or_else(|| {
+                        anyhow::anyhow!("[serve] max_queued is a count, 1 to 1000000, not {value}")
+                    })?;
+                    s.max_queued = Some(n as u64);
+                }
+                "queue_memory" => {
+                    let b = match value {
+                        toml::Value::Integer(n) if *n > 0 => Ok(Budget::Bytes(*n as u64)),
+                        toml::Value::String(t) => parse_budget(t),
+                        _ => Err(format!("expected a size such as 16GiB, not {value}")),
+                    };
+                    match b.map_err(|e| anyhow::anyhow!("[serve] queue_memory: {e}"))? {
+                        Budget::Bytes(n) if n > 0 => s.queue_memory = Some(n),
+                        _ => bail!("[serve] queue_memory is a size such as 16GiB, not {value}"),
+                    }
+                }
+                "sets" => {
+                    let ids = value.as_array().and_then(|a| {
+                        a.iter()
+                            .map(|v| v.as_str().map(str::to_string))
+                            .collect::<Option<Vec<_>>>()
+                    });
+                    let ids = ids.ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "[serve] sets is a list of circuit ids such as [\"porep-32g\"], not {value}"
+                        )
+                    })?;
+                    for id in &ids {
+                        provetop_porep::Kind::of_circuit_id(id)
+                            .with_context(|| format!("[serve] sets: `{id}`"))?;
+                    }
+                    s.sets = Some(ids);
+                }
                 _ => bail!(
                     "[serve] has no key `{key}`; it takes listen, drain_timeout, record, \
-                     srs_budget, control_token_file, history, tls_cert, tls_key, params_dir and \
-                     status_listen"
+                     srs_budget, control_token_file, history, tls_cert, tls_key, params_dir, \
+                     status_listen, max_queued, queue_memory and sets"
                 ),
             }
         }

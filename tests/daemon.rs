@@ -107,8 +107,17 @@ impl Serve {
 
     /// Every stderr line so far.
     fn stderr(&mut self) -> String {
-        while let Ok(l) = self.lines.try_recv() {
-            self.seen.push(l);
+        // Once the child has exited its pipe ends: wait for the reader's last lines.
+        let exited = matches!(self.child.try_wait(), Ok(Some(_)));
+        loop {
+            let next = match exited {
+                true => self.lines.recv_timeout(Duration::from_secs(5)).ok(),
+                false => self.lines.try_recv().ok(),
+            };
+            match next {
+                Some(l) => self.seen.push(l),
+                None => break,
+            }
         }
         self.seen.join("\n")
     }
@@ -248,4 +257,97 @@ fn running_out_of_descriptors_never_closes_the_listener() {
         err.matches("accepting a connection failed").count() <= 1,
         "{err}"
     );
+}
+
+/// A message whose field 2 is text where `SubmitProofRequest` has its proof_kind (a varint):
+/// bytes no protobuf decoder takes as that request.
+#[derive(Clone, PartialEq, prost::Message)]
+struct Malformed {
+    #[prost(string, tag = "2")]
+    kind: String,
+}
+
+/// The gRPC code and message of `call`'s refusal.
+fn refused<T: std::fmt::Debug>(
+    call: Result<tonic::Response<T>, tonic::Status>,
+) -> (tonic::Code, String) {
+    let s = call.expect_err("refused");
+    (s.code(), s.message().to_string())
+}
+
+#[test]
+fn refusals_carry_the_code_a_client_acts_on() {
+    use provetop_proto::cuzk::v1::proving_engine_client::ProvingEngineClient;
+    use provetop_proto::cuzk::v1::*;
+    use tonic::Code;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[serve]\nlisten = \"127.0.0.1:0\"\nmax_queued = 4\nqueue_memory = \"4KiB\"\n",
+    )
+    .unwrap();
+    let mut s = spawn(
+        dir.path(),
+        "",
+        &["--test-params", "--config", config.to_str().unwrap()],
+    );
+    let url = format!("http://127.0.0.1:{}", s.port());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = ProvingEngineClient::connect(url.clone()).await.unwrap();
+        // Row 16: bytes that are no SubmitProofRequest are the sender's error.
+        let mut grpc = tonic::client::Grpc::new(
+            tonic::transport::Endpoint::from_shared(url)
+                .unwrap()
+                .connect()
+                .await
+                .unwrap(),
+        );
+        grpc.ready().await.unwrap();
+        let path = tonic::codegen::http::uri::PathAndQuery::from_static(
+            "/cuzk.v1.ProvingEngine/SubmitProof",
+        );
+        let codec = tonic::codec::ProstCodec::<Malformed, SubmitProofResponse>::default();
+        let bad = tonic::Request::new(Malformed { kind: "x".into() });
+        let (code, msg) = refused(grpc.unary(bad, path, codec).await);
+        assert_eq!(code, Code::InvalidArgument, "{msg}");
+        assert!(msg.contains("SubmitProofRequest"), "{msg}");
+        // Row 6: the bounds are in GetStatus before anything is refused.
+        let st = c
+            .get_status(GetStatusRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!((st.max_queued_requests, st.max_queued_bytes), (4, 4096));
+        assert_eq!((st.queued_requests, st.queued_bytes), (0, 0));
+        // A request larger than the queue's memory is refused, saying which bound.
+        let kind = provetop_porep::Kind::WinningPost;
+        let size = provetop_porep::SectorSize::S2KiB;
+        let big = SubmitProofRequest {
+            request_id: "big-1".into(),
+            proof_kind: ProofKind::WinningPost as i32,
+            registered_proof: provetop_porep::post::registered_id(kind, size),
+            vanilla_proofs: vec![vec![7; 8 << 10]],
+            randomness: vec![0; 32],
+            ..Default::default()
+        };
+        let (code, msg) = refused(c.submit_proof(big.clone()).await);
+        assert_eq!(code, Code::ResourceExhausted, "{msg}");
+        assert!(msg.contains("queue_memory 4096"), "{msg}");
+        let (code, _) = refused(c.prove(ProveRequest { submit: Some(big) }).await);
+        assert_eq!(code, Code::ResourceExhausted);
+        // Row 11: a set that would seal a 512MiB test sector is not this server's to make.
+        let t = Instant::now();
+        let (code, msg) = refused(
+            c.preload_srs(PreloadSrsRequest {
+                circuit_id: "porep-512m".into(),
+            })
+            .await,
+        );
+        assert_eq!(code, Code::FailedPrecondition, "{msg}");
+        assert!(msg.contains("[serve] sets"), "{msg}");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    });
+    assert_eq!(s.stop(), Some(0), "{}", s.stderr());
 }

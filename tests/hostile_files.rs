@@ -199,3 +199,66 @@ fn a_reader_that_leaves_early_ends_the_run_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_ne!(out.status.code(), Some(101), "{err}");
 }
+
+/// `provetop ARGS` run to its end: its exit code and its peak resident memory in bytes, as the
+/// kernel counts it (`wait4`'s maximum RSS).
+// wait4 reaps the child itself: std's wait would find nothing left.
+#[allow(clippy::zombie_processes)]
+fn peak_rss(home: &Path, args: &[&str]) -> (i32, u64) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_provetop"))
+        .args(args)
+        .env("XDG_CACHE_HOME", home)
+        .env("XDG_STATE_HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data, filled by the kernel.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    (libc::WEXITSTATUS(status), usage.ru_maxrss as u64 * 1024)
+}
+
+#[test]
+fn exporting_an_expanding_recording_stays_within_max_memory() {
+    use provetop_telemetry::record::hostile::corpus;
+    let dir = tempfile::tempdir().unwrap();
+    // Small files whose frames expand far past any bound: the export stops at it.
+    let case = corpus(46, 64)
+        .into_iter()
+        .find(|c| c.name.starts_with("expanding"))
+        .unwrap();
+    let file = dir.path().join("expanding.ptrec");
+    std::fs::write(&file, &case.bytes).unwrap();
+    let f = file.to_str().unwrap();
+    let out = dir.path().join("trace.json");
+    let o = out.to_str().unwrap();
+    let run = |bound: &str| {
+        let _ = std::fs::remove_file(&out);
+        let (rc, rss) = peak_rss(
+            dir.path(),
+            &["export", f, "--perfetto", o, "--max-memory", bound],
+        );
+        assert!(rc <= 2, "export --max-memory {bound}: exit {rc}");
+        rss
+    };
+    // The file expands past both bounds, so each run stops at its bound: with 16 MiB more
+    // allowed, the peak grows by at most those 16 MiB (it grew about three times the bound
+    // before the exporter's slices counted against it, issue 46 row 14).
+    let (small, large) = (run("8MiB"), run("24MiB"));
+    eprintln!(
+        "export of {} ({} bytes): peak RSS {} MiB at 8MiB, {} MiB at 24MiB",
+        case.name,
+        case.bytes.len(),
+        small >> 20,
+        large >> 20
+    );
+    assert!(
+        large <= small + (16 << 20),
+        "peak RSS grew {} MiB for a bound 16 MiB larger",
+        (large.saturating_sub(small)) >> 20
+    );
+}

@@ -114,10 +114,38 @@ pub(crate) fn checked<T: Send>(check: impl FnOnce() -> Result<T> + Send) -> Resu
     pool.install(|| guarded(check))
 }
 
+thread_local! {
+    /// Set while this thread runs a guarded check: its panics are that check's error.
+    static GUARDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs (once) a panic hook that says nothing for a panic inside a guarded check, on its
+/// own thread or the check pool's: it is the check's error, not a crash, and its text and
+/// backtrace on stderr would tell an operator that a client's bytes broke the server. Every
+/// other panic goes to the hook that was there before.
+fn quiet_guarded_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let in_pool = std::thread::current()
+                .name()
+                .is_some_and(|n| n.starts_with("vanilla-check-"));
+            if !(GUARDED.with(|g| g.get()) || in_pool) {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs `f`, a panic in it (Filecoin's crates assume well-formed proofs in places) becoming
-/// its error: `malformed (the panic's message)`.
+/// its error: `malformed (the panic's message)`, with nothing printed.
 pub fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+    quiet_guarded_panics();
+    let outer = GUARDED.with(|g| g.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(outer));
+    result.unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())

@@ -233,18 +233,14 @@ impl<Tree: 'static + MerkleTreeTrait> Partitions for PostParts<Tree> {
     }
 }
 
-fn build<Tree: 'static + MerkleTreeTrait>(
-    st: &Statement,
+/// A PoSt's vanilla proofs as its request carries them (bincode `FallbackPoStSectorProof`s)
+/// decoded and checked for shape, before anything verifies them: what the fuzz harness feeds
+/// any bytes (`decode_vanilla`).
+fn sector_proofs<Tree: 'static + MerkleTreeTrait>(
+    config: &PoStConfig,
     vanilla_bytes: &[Vec<u8>],
-    params_dir: Option<&Path>,
-    name: &str,
     what: &str,
-) -> Result<(Registered, Vec<Sector>)> {
-    let config = &st.config;
-    let randomness: Domain<Tree> = as_safe_commitment(&st.randomness, "randomness")
-        .context("randomness is not a field element (Filecoin clears its top two bits)")?;
-    let prover_id: Domain<Tree> = as_safe_commitment(&st.prover_id, "prover_id")
-        .context("the prover id is not a field element")?;
+) -> Result<Vec<FallbackPoStSectorProof<Tree>>> {
     // Per sector: one sector proof of `challenges` inclusion proofs (filecoin-proofs indexes
     // and pads them without checking first).
     let challenges = config.challenge_count;
@@ -276,6 +272,20 @@ fn build<Tree: 'static + MerkleTreeTrait>(
                 u64::from(p.sector_id)
             );
         }
+        // storage-proofs-post's verifier takes comm_r_last from the openings' root, the circuit
+        // from the field: a field that disagrees passes the vanilla check and fails the proof.
+        let sector = &p.vanilla_proof.sectors[0];
+        if sector
+            .inclusion_proofs
+            .iter()
+            .any(|ip| ip.root() != sector.comm_r_last)
+        {
+            bail!(
+                "vanilla_proofs[{i}] (sector {}): its comm_r_last is not the root its inclusion \
+                 proofs open",
+                u64::from(p.sector_id)
+            );
+        }
         if vanilla
             .iter()
             .any(|v: &FallbackPoStSectorProof<Tree>| v.sector_id == p.sector_id)
@@ -287,6 +297,35 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         }
         vanilla.push(p);
     }
+    Ok(vanilla)
+}
+
+/// Any bytes as the vanilla proofs of a `kind` PoSt of `size` (the request's decoder and its
+/// shape checks): how many decode, or why not.
+pub fn decode_vanilla(kind: Kind, size: SectorSize, proofs: &[Vec<u8>]) -> Result<usize> {
+    fn count<Tree: 'static + MerkleTreeTrait>(
+        config: &PoStConfig,
+        proofs: &[Vec<u8>],
+    ) -> Result<usize> {
+        Ok(sector_proofs::<Tree>(config, proofs, "the fuzzed PoSt")?.len())
+    }
+    let config = config(kind, size, ApiVersion::V1_2_0)?;
+    with_tree!(size, count(&config, proofs))
+}
+
+fn build<Tree: 'static + MerkleTreeTrait>(
+    st: &Statement,
+    vanilla_bytes: &[Vec<u8>],
+    params_dir: Option<&Path>,
+    name: &str,
+    what: &str,
+) -> Result<(Registered, Vec<Sector>)> {
+    let config = &st.config;
+    let randomness: Domain<Tree> = as_safe_commitment(&st.randomness, "randomness")
+        .context("randomness is not a field element (Filecoin clears its top two bits)")?;
+    let prover_id: Domain<Tree> = as_safe_commitment(&st.prover_id, "prover_id")
+        .context("the prover id is not a field element")?;
+    let vanilla = sector_proofs::<Tree>(config, vanilla_bytes, what)?;
     let setup = match st.kind {
         Kind::WinningPost => parameters::winning_post_setup_params(config)?,
         _ => parameters::window_post_setup_params(config),

@@ -5,6 +5,11 @@
 //!
 //! Where this crate sits among the others, and the data flow: docs/architecture.md.
 
+pub mod codec;
+
+/// The protobuf runtime the messages are made with (`Message::encoded_len`, `decode`).
+pub use prost;
+
 /// The messages and the `ProvingEngine` service of package `cuzk.v1`.
 #[allow(missing_docs, clippy::all, clippy::unwrap_used)]
 pub mod cuzk {

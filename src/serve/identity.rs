@@ -18,6 +18,8 @@ pub enum Refusal {
     Precondition(String),
     /// The server is shutting down: another one may take it.
     Unavailable(String),
+    /// The queue is full (`admission`): later, or another server.
+    Exhausted(String),
 }
 
 impl Refusal {
@@ -27,7 +29,8 @@ impl Refusal {
             Refusal::Invalid(m)
             | Refusal::Exists(m)
             | Refusal::Precondition(m)
-            | Refusal::Unavailable(m) => m,
+            | Refusal::Unavailable(m)
+            | Refusal::Exhausted(m) => m,
         }
     }
 }
@@ -39,6 +42,7 @@ impl From<Refusal> for Status {
             Refusal::Exists(m) => Status::already_exists(m),
             Refusal::Precondition(m) => Status::failed_precondition(m),
             Refusal::Unavailable(m) => Status::unavailable(m),
+            Refusal::Exhausted(m) => Status::resource_exhausted(m),
         }
     }
 }

@@ -6,7 +6,9 @@
 //! listener. SIGTERM or SIGINT stops taking requests and waits up to `--drain-timeout` for open
 //! ones.
 
+mod abandon;
 mod accept;
+mod admission;
 mod board;
 mod cuzk_metrics;
 mod identity;
@@ -131,7 +133,12 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         Budget::Auto => provetop_engine::hostmem::available_memory().unwrap_or(64 << 30) / 2,
     };
     tracing::info!("serve: parameter sets kept hot within {srs_budget} bytes");
-    let sets = params::ParamSets::new(engine.clone(), Some(srs_budget), params_dir.clone());
+    let sets = params::ParamSets::new(
+        engine.clone(),
+        Some(srs_budget),
+        params_dir.clone(),
+        file.sets.clone(),
+    );
     let source = sets.source();
     match &params_dir {
         Some(d) if !d.is_dir() => {
@@ -142,7 +149,17 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         None => tracing::warn!("serve: parameters: {source}"),
     }
     eprintln!("serve: parameters: {source}");
-    let jobs = jobs::Jobs::new(engine.clone(), sets, concurrency, params_dir);
+    let limits = admission::Limits::new(
+        file.max_queued,
+        file.queue_memory,
+        provetop_engine::hostmem::available_memory().unwrap_or(64 << 30),
+    );
+    tracing::info!(
+        "serve: at most {} requests, {} bytes of them, wait",
+        limits.max_queued,
+        limits.max_bytes
+    );
+    let jobs = jobs::Jobs::new(engine.clone(), sets, concurrency, params_dir, limits);
     let metrics = match args.session.telemetry {
         OnOff::On => Some(provetop_telemetry::export::prometheus::Collector::start(
             engine.bus(),

@@ -23,6 +23,8 @@ pub struct ParamSets {
     pub dir: Option<PathBuf>,
     /// When each set (by circuit_id) was last asked for by a proof.
     used: Mutex<HashMap<String, Instant>>,
+    /// `[serve] sets`: the sets `PreloadSRS` may load; None: see [`ParamSets::may_preload`].
+    sets: Option<Vec<String>>,
 }
 
 /// One set as `GetStatus` lists it.
@@ -35,13 +37,41 @@ pub struct Listed {
 }
 
 impl ParamSets {
-    pub fn new(engine: EngineHandle, budget: Option<u64>, dir: Option<PathBuf>) -> ParamSets {
+    pub fn new(
+        engine: EngineHandle,
+        budget: Option<u64>,
+        dir: Option<PathBuf>,
+        sets: Option<Vec<String>>,
+    ) -> ParamSets {
         engine.store().set_budget(budget);
         ParamSets {
             engine,
             pinned: Mutex::default(),
             dir,
             used: Mutex::default(),
+            sets,
+        }
+    }
+
+    /// Whether `PreloadSRS` may load `id`: a set the server is configured to prove (`[serve]
+    /// sets`), else a 2KiB set or one a request has used. Any other would make its circuit
+    /// from a test sector sealed here (GBs written, minutes of every core) for any client.
+    pub fn may_preload(&self, id: &str, size: SectorSize) -> Result<(), String> {
+        let shown = super::identity::shown(id);
+        match &self.sets {
+            Some(sets) if sets.iter().any(|s| s == id) => Ok(()),
+            Some(sets) => Err(format!(
+                "`{shown}` is not a set this server proves ([serve] sets: {})",
+                sets.join(", ")
+            )),
+            None if matches!(size, SectorSize::S2KiB) => Ok(()),
+            None => match Kind::of_circuit_id(id) {
+                Ok((kind, _)) if external::get(&Self::canonical(kind, size)).is_ok() => Ok(()),
+                _ => Err(format!(
+                    "`{shown}` is not a set this server proves yet: PreloadSRS loads a 2KiB \
+                     set, one a request has used, or one `[serve] sets` names"
+                )),
+            },
         }
     }
 

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tonic::{Request, Response, Status};
 
-use super::identity::shown;
+use super::abandon::OnAbandon;
+use super::identity::{shown, Refusal};
 use super::jobs::Jobs;
 use super::status_page::CuzkMetrics;
 
@@ -99,9 +100,17 @@ impl ProvingEngine for Service {
             return Err(Status::invalid_argument("ProveRequest has no submit"));
         };
         // As cuzk's: a request refused at submit is that error; one that fails later, an
-        // answer FAILED with the reason.
-        let job = self.submit(submit).await?;
+        // answer FAILED with the reason. A caller that leaves first cancels the job it made.
+        let (guard, made) = OnAbandon::new(self.jobs.clone());
+        let jobs = self.jobs.clone();
+        let job = blocking(move || {
+            let accepted = jobs.submit(&submit)?;
+            made.report(&accepted);
+            Ok::<_, Refusal>(accepted)
+        })
+        .await??;
         let result = self.wait(&job.job_id, None).await?;
+        guard.answered();
         Ok(Response::new(ProveResponse {
             result: Some(result),
         }))
@@ -127,6 +136,7 @@ impl ProvingEngine for Service {
     ) -> Result<Response<GetStatusResponse>, Status> {
         let jobs = &self.jobs;
         let in_use = jobs.in_use();
+        let waiting = jobs.waiting();
         let (completed, failed) = jobs.totals();
         let gpus = jobs
             .engine
@@ -175,6 +185,10 @@ impl ProvingEngine for Service {
             pinned_memory_bytes: jobs.params.pinned_bytes(),
             pinned_memory_limit_bytes: provetop_engine::hostmem::page_locked_ceiling(),
             parameters: jobs.params.source(),
+            queued_requests: waiting.queued.min(u32::MAX as u64) as u32,
+            max_queued_requests: jobs.limits.max_queued.min(u32::MAX as u64) as u32,
+            queued_bytes: waiting.bytes,
+            max_queued_bytes: jobs.limits.max_bytes,
         }))
     }
 
@@ -196,8 +210,18 @@ impl ProvingEngine for Service {
         &self,
         req: Request<PreloadSrsRequest>,
     ) -> Result<Response<PreloadSrsResponse>, Status> {
-        let (kind, size) = Kind::of_circuit_id(&req.into_inner().circuit_id)
-            .map_err(|e| Status::invalid_argument(format!("{e:#}")))?;
+        let id = req.into_inner().circuit_id;
+        let (kind, size) =
+            Kind::of_circuit_id(&id).map_err(|e| Status::invalid_argument(format!("{e:#}")))?;
+        if !self.jobs.accepting() {
+            return Err(Status::unavailable(
+                "the server is shutting down and loads no parameters",
+            ));
+        }
+        self.jobs
+            .params
+            .may_preload(&id, size)
+            .map_err(Status::failed_precondition)?;
         let jobs = self.jobs.clone();
         let (already_loaded, load_time_ms) = blocking(move || jobs.params.preload(kind, size))
             .await?

@@ -40,6 +40,8 @@ pub struct Entry {
     pub synthesis_s: f64,
     pub device_s: f64,
     pub answer: watch::Sender<Option<AwaitProofResponse>>,
+    /// The request's size as received: what it counts against `[serve] queue_memory`.
+    pub bytes: u64,
 }
 
 /// A request in the engine, as the status page shows it.
@@ -56,6 +58,8 @@ pub struct Running {
 pub struct Accepted {
     pub job_id: String,
     pub queue_position: u32,
+    /// A retry that joined the open request of its id, not a job of its own.
+    pub joined: bool,
 }
 
 /// Per proof kind: (pending, in progress).

@@ -19,6 +19,7 @@ mod entry;
 
 pub use entry::{Accepted, Entry, Phase, Queues, Running};
 
+use super::admission::{Limits, Load};
 use super::cuzk_metrics::Tally;
 use super::identity::{self, shown, Refusal};
 use super::params::ParamSets;
@@ -55,6 +56,8 @@ pub struct Jobs {
     concurrency: Option<u64>,
     /// Filecoin's parameter folder; None with `--test-params` (parameters made here).
     params_dir: Option<PathBuf>,
+    /// How many requests, and bytes of them, may wait.
+    pub limits: Limits,
 }
 
 impl Jobs {
@@ -63,6 +66,7 @@ impl Jobs {
         params: ParamSets,
         concurrency: Option<u64>,
         params_dir: Option<PathBuf>,
+        limits: Limits,
     ) -> Arc<Jobs> {
         Arc::new(Jobs {
             engine,
@@ -74,6 +78,7 @@ impl Jobs {
             wake: Condvar::new(),
             concurrency,
             params_dir,
+            limits,
         })
     }
 
@@ -110,6 +115,9 @@ impl Jobs {
                     id.to_string()
                 }
             };
+            let priority = request::priority(r.priority, wire);
+            let bytes = provetop_proto::prost::Message::encoded_len(r) as u64;
+            self.limits.admit(waiting(&st), priority, bytes)?;
             let (answer, _) = watch::channel(None);
             st.accepted += 1;
             let circuit = request::circuit_name(wire, st.accepted, &job_id);
@@ -120,7 +128,7 @@ impl Jobs {
                     circuit,
                     digest,
                     kind: wire,
-                    priority: request::priority(r.priority, wire),
+                    priority,
                     phase: Phase::Checking,
                     proof: None,
                     circuit_id: kind.circuit_id(size),
@@ -132,6 +140,7 @@ impl Jobs {
                     synthesis_s: 0.0,
                     device_s: 0.0,
                     answer,
+                    bytes,
                 },
             );
             (job_id, name)
@@ -188,6 +197,7 @@ impl Jobs {
         Ok(Accepted {
             job_id,
             queue_position,
+            joined: false,
         })
     }
 
@@ -210,6 +220,7 @@ impl Jobs {
         Ok(Accepted {
             job_id: id.to_string(),
             queue_position: position as u32,
+            joined: true,
         })
     }
 
@@ -241,6 +252,16 @@ impl Jobs {
                 Some(false)
             }
         }
+    }
+
+    /// The requests waiting now and their bytes, as the limits count them.
+    pub fn waiting(&self) -> Load {
+        waiting(&self.inner.lock())
+    }
+
+    /// Whether new work is taken (false from SIGTERM on).
+    pub fn accepting(&self) -> bool {
+        self.inner.lock().accepting
     }
 
     /// Stops taking new requests (SIGTERM); what is queued or running goes on.
@@ -510,6 +531,17 @@ impl Jobs {
         provetop_engine::circuit::external::unregister(&circuit);
         finish(&mut st, &job_id, verdict.0, verdict.1, verdict.2);
     }
+}
+
+/// The requests accepted and not yet in the engine (being checked or queued), and their bytes.
+fn waiting(st: &Inner) -> Load {
+    st.entries
+        .values()
+        .filter(|e| matches!(e.phase, Phase::Checking | Phase::Queued))
+        .fold(Load::default(), |l, e| Load {
+            queued: l.queued + 1,
+            bytes: l.bytes + e.bytes,
+        })
 }
 
 /// Answers `job_id` (once: a later answer is ignored) and forgets the oldest finished requests
