@@ -87,6 +87,15 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
     run::usage(provetop_porep::filecoin::configure(params_dir.as_deref()))?;
     let mut engine_args = args.engine_args();
     engine_args.record = engine_args.record.or(file.record);
+    // Its header names the kinds served (`serving: winning-post ×3`), not the workload a
+    // viewer's Submit would use; and says so when proofs are made with parameters made here.
+    engine_args.label = Some(match params_dir {
+        None => format!(
+            "{} · TEST PARAMETERS (--test-params)",
+            provetop_telemetry::SERVING
+        ),
+        Some(_) => provetop_telemetry::SERVING.to_string(),
+    });
     run::usage(record::rotate(&engine_args))?;
     let session = run::start(&engine_args)?;
     let engine = session.engine.clone();
@@ -109,14 +118,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
             seed: session.plan.seed,
             priority: provetop_engine::pipeline::Priority::Normal,
         },
-        session: {
-            let mut info = run::session_info(&engine, &session.plan);
-            // The dashboard's header says so when proofs are made with parameters made here.
-            if params_dir.is_none() {
-                info.workload = format!("{} · TEST PARAMETERS (--test-params)", info.workload);
-            }
-            info
-        },
+        session: run::labelled(run::session_info(&engine, &session.plan), &engine_args),
         session_id: viewers::session_id(),
         history,
         stopping,

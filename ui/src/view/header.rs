@@ -14,6 +14,16 @@ use crate::state::State;
 use crate::theme::Theme;
 use provetop_telemetry::Nanos;
 
+/// The workload's label, or for a session made by `serve` the kinds of the jobs it holds
+/// (`serving: winning-post ×3`).
+fn served(workload: &str, p: &crate::state::Pipeline) -> String {
+    let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+    for k in p.jobs.values().filter_map(|j| j.kind.as_deref()) {
+        *kinds.entry(k).or_default() += 1;
+    }
+    provetop_telemetry::serving(workload, kinds)
+}
+
 pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     let s = &state.session;
     let p = &state.pipeline;
@@ -72,7 +82,7 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
         (
             2,
             vec![Span::styled(
-                s.workload.clone(),
+                served(&s.workload, p),
                 Style::default().fg(theme.fg),
             )],
         ),
