@@ -17,6 +17,7 @@ mod dashboard;
 mod devices;
 mod export;
 mod filecoin;
+mod fleet;
 mod gen_vanilla;
 mod headless;
 mod kernels;

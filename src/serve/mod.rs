@@ -7,6 +7,7 @@
 //! ones.
 
 mod accept;
+pub mod alerts;
 mod board;
 mod cuzk_metrics;
 mod identity;
@@ -15,12 +16,16 @@ mod listen;
 mod params;
 mod record;
 mod request;
+mod rig;
+mod served;
 mod service;
 mod status_page;
+mod summary;
 pub mod viewers;
 
 use anyhow::{Context, Result};
 use provetop_proto::cuzk::v1::proving_engine_server::ProvingEngineServer;
+use provetop_proto::provetop::v1::fleet_server::FleetServer;
 use provetop_proto::provetop::v1::telemetry_server::TelemetryServer;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -53,7 +58,8 @@ const DEFAULT_HISTORY: Duration = Duration::from_secs(600);
 
 pub fn main(args: &ServeArgs) -> Result<i32> {
     // Flags first, then the config file's [serve], then the defaults.
-    let file = run::usage(crate::config_file::load(args.session.config.as_deref()))?.serve;
+    let loaded = run::usage(crate::config_file::load(args.session.config.as_deref()))?;
+    let (file, file_alerts) = (loaded.serve, loaded.alerts);
     let listen = match (&args.listen, &file.listen) {
         (Some(a), _) => run::usage(listen::parse(a).context("--listen")),
         (None, Some(a)) => run::usage(listen::parse(a).context("config file [serve] listen")),
@@ -108,6 +114,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         false => None,
     };
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+    let session_id = viewers::session_id();
     let viewers = viewers::Viewers {
         hub: hub.clone(),
         engine: engine.clone(),
@@ -119,7 +126,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
             priority: provetop_engine::pipeline::Priority::Normal,
         },
         session: run::labelled(run::session_info(&engine, &session.plan), &engine_args),
-        session_id: viewers::session_id(),
+        session_id: session_id.clone(),
         history,
         stopping,
         watching: Arc::new(AtomicUsize::new(0)),
@@ -181,6 +188,25 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         Some(listen) => Some(status_page::start(listen, jobs.clone(), started)?),
         None => None,
     };
+    let summaries = summary::Summaries {
+        jobs: jobs.clone(),
+        rig: rig::Rig::start(engine.clone())?,
+        firing: Arc::default(),
+        session_id,
+        started,
+        parameters: jobs.params.source(),
+        stopping: viewers.stopping.clone(),
+    };
+    {
+        let s = summaries.clone();
+        alerts::start(
+            file_alerts,
+            engine.clone(),
+            summaries.firing.clone(),
+            move || s.snapshot(),
+            stop_outcomes.clone(),
+        )?;
+    }
     let service = service::Service {
         jobs: jobs.clone(),
         metrics,
@@ -196,7 +222,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
     let drain = Duration::from_secs(drain_s);
     let served = runtime.block_on(serve(
         Listener { listen, bound, tls },
-        (service, viewers),
+        (service, viewers, summaries),
         jobs.clone(),
         drain,
         stopping_tx,
@@ -258,7 +284,7 @@ struct Listener {
 /// streams end with the drain (`stopping`).
 async fn serve(
     listener: Listener,
-    (service, viewers): (service::Service, viewers::Viewers),
+    (service, viewers, summaries): (service::Service, viewers::Viewers, summary::Summaries),
     jobs: Arc<jobs::Jobs>,
     drain: Duration,
     stopping: tokio::sync::watch::Sender<bool>,
@@ -290,7 +316,8 @@ async fn serve(
     };
     let router = builder
         .add_service(svc)
-        .add_service(TelemetryServer::new(viewers));
+        .add_service(TelemetryServer::new(viewers))
+        .add_service(FleetServer::new(summaries));
     if let Some(w) = listen::exposure_warning(&listen, transport == "TLS") {
         tracing::warn!("serve: {w}");
         eprintln!("serve: warning: {w}");
