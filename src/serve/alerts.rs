@@ -33,11 +33,13 @@ const IDLE_BELOW: f64 = 0.05;
 pub struct Rules {
     /// How long a condition must hold before it fires, and be gone before it clears.
     pub hold: Duration,
+    /// `window = "10m"`: how far back failures and WinningPoSt latencies are judged.
+    pub window: Duration,
     /// `gpu_idle = true`: every device idle while requests wait.
     pub gpu_idle: bool,
-    /// `failures = N`: at least N requests answered FAILED in the last ten minutes.
+    /// `failures = N`: at least N requests answered FAILED within the window.
     pub failures: Option<u64>,
-    /// `winning_post_latency = "2s"`: the last WinningPoSt answer took longer.
+    /// `winning_post_latency = "2s"`: a WinningPoSt answer within the window took longer.
     pub winning_latency: Option<Duration>,
     /// `vram_fraction = 0.95`: a device's VRAM in use above this share of its total.
     pub vram_fraction: Option<f64>,
@@ -56,6 +58,7 @@ impl Default for Rules {
     fn default() -> Self {
         Rules {
             hold: Duration::from_secs(30),
+            window: Duration::from_secs(600),
             gpu_idle: false,
             failures: None,
             winning_latency: None,
@@ -86,6 +89,7 @@ impl Rules {
             };
             match key.as_str() {
                 "hold" => r.hold = time()?,
+                "window" => r.window = time()?,
                 "gpu_idle" => {
                     r.gpu_idle = v
                         .as_bool()
@@ -110,7 +114,7 @@ impl Rules {
                     _ => bail!("{key}: expected 0 to 10, got {v}"),
                 },
                 _ => bail!(
-                    "unknown key `{key}`; [alerts] takes hold, gpu_idle, failures, \
+                    "unknown key `{key}`; [alerts] takes hold, window, gpu_idle, failures, \
                      winning_post_latency, vram_fraction, host_memory_fraction, webhook, \
                      command, timeout and retries"
                 ),
@@ -196,11 +200,19 @@ impl Firing {
     }
 }
 
+/// What the evaluator reads each second: the rig's summary, and over the rules' window the
+/// slowest WinningPoSt answer (ms) and the requests failed.
+pub struct Reading {
+    pub summary: RigSummary,
+    pub slowest_winning_ms: u64,
+    pub failed: u64,
+}
+
 /// A watched condition: its name, its threshold, and how to read its value and describe it.
 struct Watch {
     name: &'static str,
     threshold: Threshold,
-    value: fn(&RigSummary) -> f64,
+    value: fn(&Reading) -> f64,
     what: String,
 }
 
@@ -213,7 +225,8 @@ fn watches(rules: &Rules) -> Vec<Watch> {
             name: GPU_IDLE,
             // 1 when every device is idle while requests wait.
             threshold: Threshold::new(1.0, 1.0, h),
-            value: |s| {
+            value: |r| {
+                let s = &r.summary;
                 let waiting = s.queues.iter().any(|q| q.pending > 0);
                 let idle = !s.gpus.is_empty() && s.gpus.iter().all(|g| g.busy < IDLE_BELOW);
                 f64::from(u8::from(waiting && idle))
@@ -225,8 +238,8 @@ fn watches(rules: &Rules) -> Vec<Watch> {
         w.push(Watch {
             name: FAILURES,
             threshold: Threshold::new(n as f64, n as f64, h),
-            value: |s| s.kinds.iter().map(|k| k.failed_10m as f64).sum(),
-            what: format!("{n} or more requests failed in ten minutes"),
+            value: |r| r.failed as f64,
+            what: format!("{n} or more requests failed within the window"),
         });
     }
     if let Some(b) = rules.winning_latency {
@@ -235,7 +248,7 @@ fn watches(rules: &Rules) -> Vec<Watch> {
             name: WINNING_LATE,
             // Cleared a tenth under the bound: a latency hovering at it does not flap.
             threshold: Threshold::new(ms, ms * 0.9, h),
-            value: |s| s.winning_last_ms as f64,
+            value: |r| r.slowest_winning_ms as f64,
             what: format!("a WinningPoSt answer took over {} ms", b.as_millis()),
         });
     }
@@ -243,8 +256,9 @@ fn watches(rules: &Rules) -> Vec<Watch> {
         w.push(Watch {
             name: VRAM,
             threshold: Threshold::new(f, f - 0.05, h),
-            value: |s| {
-                s.gpus
+            value: |r| {
+                r.summary
+                    .gpus
                     .iter()
                     .filter(|g| g.vram_total_bytes > 0)
                     .map(|g| g.vram_used_bytes as f64 / g.vram_total_bytes as f64)
@@ -257,9 +271,9 @@ fn watches(rules: &Rules) -> Vec<Watch> {
         w.push(Watch {
             name: HOST_MEMORY,
             threshold: Threshold::new(f, f - 0.05, h),
-            value: |s| match s.host_total_bytes {
+            value: |r| match r.summary.host_total_bytes {
                 0 => 0.0,
-                t => s.host_used_bytes as f64 / t as f64,
+                t => r.summary.host_used_bytes as f64 / t as f64,
             },
             what: format!("the host's memory over {:.0} % in use", f * 100.0),
         });
@@ -267,14 +281,14 @@ fn watches(rules: &Rules) -> Vec<Watch> {
     w
 }
 
-/// Starts the evaluator: once a second it reads `snapshot`, steps every watched condition, and
+/// Starts the evaluator: once a second it reads the rig (`read` over the rules' window), steps every watched condition, and
 /// on a change logs it into the session, updates `firing` and hands it to the notifier. Ends
 /// when `stop` turns true.
 pub fn start(
     rules: Rules,
     engine: EngineHandle,
     firing: Arc<Firing>,
-    snapshot: impl Fn() -> RigSummary + Send + 'static,
+    read: impl Fn(Duration) -> Reading + Send + 'static,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<()> {
     if !rules.any() {
@@ -288,7 +302,7 @@ pub fn start(
         .spawn(move || {
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_secs(1));
-                let s = snapshot();
+                let s = read(rules.window);
                 let now = Instant::now();
                 let changes: Vec<(usize, Change, f64)> = (0..watches.len())
                     .filter_map(|i| {

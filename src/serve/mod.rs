@@ -40,6 +40,7 @@ pub use request::{
     check_fields as check_request, curio_priority, prepare as prepare_request, priority,
     proof_kind, prover_id_of_miner, size_note,
 };
+pub use served::short_kind;
 
 /// The largest message either way, checked by tonic before it allocates the message: Curio's
 /// client's limit.
@@ -203,7 +204,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
             file_alerts,
             engine.clone(),
             summaries.firing.clone(),
-            move || s.snapshot(),
+            move |window| s.reading(window),
             stop_outcomes.clone(),
         )?;
     }

@@ -36,8 +36,8 @@ struct Answer {
 #[derive(Default)]
 pub struct Served {
     recent: VecDeque<Answer>,
-    /// WinningPoSt answers' latencies (ms), oldest first.
-    winning: VecDeque<u64>,
+    /// WinningPoSt answers' times and latencies (ms), oldest first.
+    winning: VecDeque<(Instant, u64)>,
 }
 
 /// A kind's answers over the two windows.
@@ -63,7 +63,8 @@ impl Served {
             self.recent.pop_front();
         }
         if ok && kind == "winning-post" {
-            self.winning.push_back((seconds * 1000.0).round() as u64);
+            self.winning
+                .push_back((at, (seconds * 1000.0).round() as u64));
             if self.winning.len() > LATENCIES {
                 self.winning.pop_front();
             }
@@ -101,10 +102,24 @@ impl Served {
         out
     }
 
+    /// Within `window` of `now`: the slowest WinningPoSt answer (ms, 0 for none) and the
+    /// requests answered FAILED: what the alerts judge.
+    pub fn within(&self, window: Duration, now: Instant) -> (u64, u64) {
+        let inside = |at: Instant| now.saturating_duration_since(at) <= window;
+        let slowest = self
+            .winning
+            .iter()
+            .filter(|w| inside(w.0))
+            .map(|w| w.1)
+            .max();
+        let failed = self.recent.iter().filter(|a| !a.ok && inside(a.at)).count();
+        (slowest.unwrap_or(0), failed as u64)
+    }
+
     /// The last WinningPoSt answer's latency and the median of the kept ones (ms), if any.
     pub fn winning(&self) -> Option<(u64, u64)> {
-        let last = *self.winning.back()?;
-        let mut v: Vec<u64> = self.winning.iter().copied().collect();
+        let last = self.winning.back()?.1;
+        let mut v: Vec<u64> = self.winning.iter().map(|w| w.1).collect();
         v.sort_unstable();
         Some((last, v[v.len() / 2]))
     }
@@ -136,6 +151,8 @@ mod tests {
             ("winning-post", 2, 3)
         );
         assert_eq!(s.winning(), Some((300, 300)));
+        assert_eq!(s.within(Duration::from_secs(60), now), (400, 1));
+        assert_eq!(s.within(Duration::from_secs(30), now), (300, 0));
         // Ten minutes on, the first answer has left the window.
         let later = t0 + WINDOW + Duration::from_secs(1);
         assert_eq!(s.recent(later)[1].done_10m, 2);

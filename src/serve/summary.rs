@@ -33,6 +33,16 @@ const DEFAULT_INTERVAL: Duration = Duration::from_millis(1000);
 const MIN_INTERVAL: Duration = Duration::from_millis(200);
 
 impl Summaries {
+    /// What the alerts read: the summary, and failures and WinningPoSt's slowest over `window`.
+    pub fn reading(&self, window: Duration) -> super::alerts::Reading {
+        let (slowest_winning_ms, failed) = self.jobs.within(window);
+        super::alerts::Reading {
+            summary: self.snapshot(),
+            slowest_winning_ms,
+            failed,
+        }
+    }
+
     /// The rig now.
     pub fn snapshot(&self) -> RigSummary {
         let (recent, winning) = self.jobs.served();

@@ -350,6 +350,11 @@ impl Jobs {
         (st.served.recent(Instant::now()), st.served.winning())
     }
 
+    /// Within `window`: the slowest WinningPoSt answer (ms) and the requests failed.
+    pub fn within(&self, window: std::time::Duration) -> (u64, u64) {
+        self.inner.lock().served.within(window, Instant::now())
+    }
+
     /// Requests waiting and running by (kind, priority), for the fleet's queue column.
     pub fn depths(&self) -> std::collections::BTreeMap<(&'static str, Priority), (u32, u32)> {
         let st = self.inner.lock();

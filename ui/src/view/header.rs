@@ -24,6 +24,27 @@ fn served(workload: &str, p: &crate::state::Pipeline) -> String {
     provetop_telemetry::serving(workload, kinds)
 }
 
+/// The alerts `serve` says are firing: its log's `alert firing: NAME` lines not followed by
+/// `alert cleared: NAME`.
+fn firing(logs: &crate::state::Logs) -> Vec<&str> {
+    let mut on: Vec<&str> = vec![];
+    for l in logs.lines.iter() {
+        let name = |rest: &'static str| {
+            l.message
+                .strip_prefix(rest)
+                .and_then(|r| r.split_whitespace().next())
+        };
+        if let Some(n) = name("alert firing: ") {
+            if !on.contains(&n) {
+                on.push(n);
+            }
+        } else if let Some(n) = name("alert cleared: ") {
+            on.retain(|x| *x != n);
+        }
+    }
+    on
+}
+
 pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     let s = &state.session;
     let p = &state.pipeline;
@@ -145,6 +166,14 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
                 )],
             ),
         );
+    }
+    let alerts = firing(&state.logs);
+    if !alerts.is_empty() {
+        let text = format!("⚠ alert {}", alerts.join(", "));
+        let style = Style::default()
+            .fg(theme.error)
+            .add_modifier(Modifier::BOLD);
+        segments.insert(2, (0, vec![Span::styled(text, style)]));
     }
     if let Some(r) = &ui.remote {
         segments.insert(2, (0, vec![remote(r, theme)]));
