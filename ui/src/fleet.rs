@@ -193,6 +193,25 @@ fn gib(b: u64) -> String {
     format!("{:.1}", b as f64 / (1u64 << 30) as f64)
 }
 
+/// One device as `gpu0 91% 65.0/80.0G`; more than two as their count, mean busy fraction and
+/// VRAM summed (`8× 91% 520.0/640.0G`), so the column stays readable.
+fn devices(gpus: &[(String, f64, u64, u64)]) -> String {
+    let one = |n: &str, busy: f64, used: u64, total: u64| match total {
+        0 => format!("{n} {:.0}%", busy * 100.0),
+        t => format!("{n} {:.0}% {}/{}G", busy * 100.0, gib(used), gib(t)),
+    };
+    if gpus.len() > 2 {
+        let busy = gpus.iter().map(|g| g.1).sum::<f64>() / gpus.len() as f64;
+        let used = gpus.iter().map(|g| g.2).sum();
+        let total = gpus.iter().map(|g| g.3).sum();
+        return one(&format!("{}×", gpus.len()), busy, used, total);
+    }
+    gpus.iter()
+        .map(|(n, busy, used, total)| one(n, *busy, *used, *total))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// One row's cells; `now` in Unix seconds.
 fn cells(r: &FleetRow, now: f64, theme: &Theme) -> Vec<Cell<'static>> {
     let reach = match &r.reach {
@@ -212,15 +231,7 @@ fn cells(r: &FleetRow, now: f64, theme: &Theme) -> Vec<Cell<'static>> {
                 .add_modifier(Modifier::BOLD),
         ),
     };
-    let gpus = r
-        .gpus
-        .iter()
-        .map(|(n, busy, used, total)| match total {
-            0 => format!("{n} {:.0}%", busy * 100.0),
-            t => format!("{n} {:.0}% {}/{}G", busy * 100.0, gib(*used), gib(*t)),
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
+    let gpus = devices(&r.gpus);
     let rates = r
         .rates
         .iter()
@@ -383,5 +394,8 @@ mod tests {
         v.filter = "UNREACH".into();
         assert_eq!(visible(&rows, &v), [1]);
         assert_eq!(clock(3723.0), "01:02:03");
+        let g = |n: &str| (n.to_string(), 0.5, 1u64 << 30, 2u64 << 30);
+        assert_eq!(devices(&[g("gpu0")]), "gpu0 50% 1.0/2.0G");
+        assert_eq!(devices(&[g("a"), g("b"), g("c")]), "3× 50% 3.0/6.0G");
     }
 }
