@@ -334,9 +334,9 @@ pub fn draw(
         .collect();
     let widths = [
         Constraint::Length(16),
-        Constraint::Length(26),
-        Constraint::Length(22),
         Constraint::Length(24),
+        Constraint::Length(22),
+        Constraint::Length(38),
         Constraint::Length(18),
         Constraint::Length(5),
         Constraint::Length(16),
