@@ -25,7 +25,7 @@ pub use run_args::{
 
 const AFTER_HELP: &str = "\
 Files:
-  config     $XDG_CONFIG_HOME/provetop/config.toml (or --config FILE): [engine], [ui] and [serve] tables
+  config     $XDG_CONFIG_HOME/provetop/config.toml (or --config FILE): [engine], [ui], [serve], [alerts] and [fleet] tables
   params     $XDG_CACHE_HOME/provetop/params/ (or --params-cache DIR): generated parameters
   logs       $XDG_STATE_HOME/provetop/provetop.log.* (daily files, the last 7 kept)
 
