@@ -68,8 +68,14 @@ fn dashboards_and_rules_name_only_exported_metrics() {
     {
         exported.extend(quoted_names(&text));
     }
-    assert!(exported.contains("provetop_device_busy_ratio"), "{exported:?}");
-    assert!(exported.contains("cuzk_proofs_failed_total"), "{exported:?}");
+    assert!(
+        exported.contains("provetop_device_busy_ratio"),
+        "{exported:?}"
+    );
+    assert!(
+        exported.contains("cuzk_proofs_failed_total"),
+        "{exported:?}"
+    );
     let family = |n: &str| {
         ["_bucket", "_sum", "_count"]
             .iter()
@@ -88,13 +94,18 @@ fn dashboards_and_rules_name_only_exported_metrics() {
         }
     }
     for (path, text) in read(&root.join("deploy/prometheus/rules"), "yml") {
-        exprs.extend(
-            text.split("expr:")
-                .skip(1)
-                .map(|e| (path.clone(), e.split("for:").next().unwrap_or(e).to_string())),
-        );
+        exprs.extend(text.split("expr:").skip(1).map(|e| {
+            (
+                path.clone(),
+                e.split("for:").next().unwrap_or(e).to_string(),
+            )
+        }));
     }
-    assert!(exprs.len() >= 15, "too few expressions found: {}", exprs.len());
+    assert!(
+        exprs.len() >= 15,
+        "too few expressions found: {}",
+        exprs.len()
+    );
     let mut checked = 0;
     for (path, e) in &exprs {
         for name in named_in(e) {
