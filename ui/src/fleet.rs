@@ -77,7 +77,8 @@ impl FleetRow {
 
     /// Proofs per hour over the last ten minutes, all kinds.
     pub fn rate(&self) -> f64 {
-        self.rates.iter().map(|r| r.2).sum()
+        // An empty float sum is -0.0: printed "-0" without the + 0.0.
+        self.rates.iter().map(|r| r.2).sum::<f64>() + 0.0
     }
 
     /// Requests waiting, all kinds.
@@ -299,7 +300,7 @@ pub fn draw(
     let shown = visible(rows, view);
     let live = rows.iter().filter(|r| r.reach == Reach::Live).count();
     let alerts: usize = rows.iter().map(|r| r.shown_alerts().len()).sum();
-    let total: f64 = rows.iter().map(FleetRow::rate).sum();
+    let total: f64 = rows.iter().map(FleetRow::rate).sum::<f64>() + 0.0;
     let title = Line::from(vec![
         Span::styled(" provetop fleet", theme.title()),
         Span::raw(format!(
@@ -394,6 +395,7 @@ mod tests {
         v.filter = "UNREACH".into();
         assert_eq!(visible(&rows, &v), [1]);
         assert_eq!(clock(3723.0), "01:02:03");
+        assert_eq!(format!("{:.0}", FleetRow::new("x", "y").rate()), "0");
         let g = |n: &str| (n.to_string(), 0.5, 1u64 << 30, 2u64 << 30);
         assert_eq!(devices(&[g("gpu0")]), "gpu0 50% 1.0/2.0G");
         assert_eq!(devices(&[g("a"), g("b"), g("c")]), "3× 50% 3.0/6.0G");
