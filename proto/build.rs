@@ -2,7 +2,11 @@
 //! client code with tonic-build from the resulting descriptor set.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let files = ["cuzk/v1/proving.proto", "provetop/v1/telemetry.proto"];
+    let files = [
+        "cuzk/v1/proving.proto",
+        "provetop/v1/telemetry.proto",
+        "provetop/v1/fleet.proto",
+    ];
     for f in files {
         println!("cargo:rerun-if-changed={f}");
     }

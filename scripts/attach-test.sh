@@ -34,17 +34,6 @@ fail() {
     exit 1
 }
 
-screen() { T capture-pane -p -t "pt:$1"; }
-
-# Waits up to $2 seconds for window $1's screen to match the extended regex $3.
-wait_for() {
-    local w=$1 secs=$2 pattern=$3 i
-    for ((i = 0; i < secs * 10; i++)); do
-        screen "$w" | grep -Eq -- "$pattern" && return 0
-        sleep 0.1
-    done
-    fail "waited ${secs}s for /$pattern/ on $w's screen"
-}
 
 # A loopback port nothing listens on.
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -52,4 +52,7 @@ section "scripts/firstminute-test.sh (the dashboard's first minute at 60x15, 80x
 PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/firstminute-test.sh
 section "scripts/attach-test.sh (provetop attach to serve: two viewers, the token, a restart, TLS)"
 PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" scripts/attach-test.sh
+section "scripts/fleet-test.sh (fleet over six serves: rows, SIGKILL, alerts to a webhook, promtool)"
+PROVETOP_BIN="${CARGO_TARGET_DIR:-target}/debug/provetop" \
+  PROVETOP_CACHE="${CARGO_TARGET_DIR:-target}/tmp/porep-2kib-cache" scripts/fleet-test.sh
 section "done"

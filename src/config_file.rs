@@ -27,6 +27,10 @@ pub struct ConfigFile {
     pub ui: UiSettings,
     /// `provetop serve`'s settings, checked here whatever the mode.
     pub serve: ServeSettings,
+    /// `[alerts]`: what `serve` watches for and whom it tells.
+    pub alerts: crate::serve::alerts::Rules,
+    /// `[fleet]`: the rigs `provetop fleet` watches.
+    pub fleet: Vec<crate::fleet::config::Rig>,
 }
 
 /// `[serve]`: what `provetop serve` takes when its flag is not given.
@@ -157,6 +161,8 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
             engine: toml::Table::new(),
             ui: UiSettings::default(),
             serve: ServeSettings::default(),
+            alerts: Default::default(),
+            fleet: vec![],
         });
     };
     let text =
@@ -177,9 +183,12 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
     let engine = table("engine")?;
     let ui = table("ui")?;
     let serve = table("serve")?;
+    let alerts = table("alerts")?;
+    let fleet = table("fleet")?;
     if let Some(key) = doc.keys().next() {
         bail!(
-            "config file {}: unknown key `{key}`; the file has [engine], [ui] and [serve] tables",
+            "config file {}: unknown key `{key}`; the file has [engine], [ui], [serve], [alerts] \
+             and [fleet] tables",
             path.display()
         );
     }
@@ -189,11 +198,17 @@ pub fn load(named: Option<&Path>) -> Result<ConfigFile> {
         .map_err(|e| anyhow::anyhow!("config file {}: [engine] {e}", path.display()))?;
     let ui = UiSettings::from_table(&ui)
         .map_err(|e| anyhow::anyhow!("config file {}: {e}", path.display()))?;
+    let alerts = crate::serve::alerts::Rules::from_table(&alerts)
+        .map_err(|e| anyhow::anyhow!("config file {}: [alerts] {e}", path.display()))?;
+    let fleet = crate::fleet::config::rigs(&fleet)
+        .map_err(|e| anyhow::anyhow!("config file {}: [fleet] {e}", path.display()))?;
     Ok(ConfigFile {
         path: Some(path),
         engine,
         ui,
         serve,
+        alerts,
+        fleet,
     })
 }
 

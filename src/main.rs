@@ -17,6 +17,7 @@ mod dashboard;
 mod devices;
 mod export;
 mod filecoin;
+mod fleet;
 mod gen_vanilla;
 mod headless;
 mod kernels;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         None => !cli.headless && tty,
         Some(Command::Replay(r)) => replay::interactive(r) && tty,
         Some(Command::Attach(a)) => attach::interactive(a) && tty,
+        Some(Command::Fleet(a)) => a.print.is_none() && a.simulate.is_none() && tty,
         Some(_) => false,
     };
     let _guard = logging::init(!interactive);
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Some(Command::Check { max_log2 }) => check::main(*max_log2),
         Some(Command::Replay(args)) => replay::main(args, interactive, args.theme.as_deref()),
         Some(Command::Attach(args)) => attach::main(args, interactive, args.theme.as_deref()),
+        Some(Command::Fleet(args)) => fleet::main(args, interactive),
         Some(Command::Export(args)) => export::main(args),
         Some(Command::Tune(args)) => tune::main(args),
         None if interactive => dashboard::main(&cli),

@@ -99,6 +99,7 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
         lost.add_counts(h);
     }
     let summary = f.report.summary(from, to);
+    let served = provetop_telemetry::serving(&rec.header.session.workload, summary_kinds(&summary));
     let devices = f.report.devices(from, to);
     let config_events = f.report.config_events();
     let segments = f.report.segments(from, to);
@@ -136,7 +137,7 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
             },
             "config": header.session.config,
             "machine": header.session.machine,
-            "workload": { "label": header.session.workload },
+            "workload": { "label": header.session.workload, "serving": served },
             "proofs": f.report.rows(),
             "summary": summary,
             "devices": devices,
@@ -158,7 +159,7 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
         rec.len(),
         header.version,
         header.writer,
-        s.workload,
+        served,
         if s.machine.hostname.is_empty() {
             "?"
         } else {
@@ -237,4 +238,13 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
         writeln!(w, "{}", printable(l))?;
     }
     Ok(0)
+}
+
+/// Each kind's ended jobs: what a served session's header names.
+fn summary_kinds(summary: &provetop_telemetry::report::Summary) -> Vec<(&str, usize)> {
+    summary
+        .kinds
+        .iter()
+        .map(|(k, s)| (k.as_str(), s.jobs))
+        .collect()
 }

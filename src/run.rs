@@ -261,7 +261,7 @@ pub fn start_mixed(args: &EngineArgs, mix: Option<&Mix>) -> Result<Session> {
         Some((pending, t0)) => {
             let path = args.record.as_deref().unwrap_or(std::path::Path::new(""));
             let r = pending
-                .begin(session_info(&engine, &plan), t0)
+                .begin(labelled(session_info(&engine, &plan), args), t0)
                 .map_err(|e| UsageError(anyhow::anyhow!("--record {}: {e}", path.display())))?;
             eprintln!("recording to {}", path.display());
             Some(r)
@@ -359,6 +359,14 @@ pub fn session_info(engine: &EngineHandle, plan: &Plan) -> SessionInfo {
         workload: plan.workload.label(),
         started_unix: now - engine.clock().now() as f64 / 1e9,
     }
+}
+
+/// `info` with the header's label the command gave (`serve`'s), if any.
+pub fn labelled(mut info: SessionInfo, args: &EngineArgs) -> SessionInfo {
+    if let Some(l) = &args.label {
+        info.workload.clone_from(l);
+    }
+    info
 }
 
 /// Closes a session's recording, if any; `window` is what the run reported on.

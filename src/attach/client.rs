@@ -104,7 +104,7 @@ pub fn target(addr: &str, ca: Option<&Path>) -> Result<Target> {
 
 impl Target {
     /// A channel that connects on first use and again after a loss.
-    fn channel(&self) -> Channel {
+    pub(crate) fn channel(&self) -> Channel {
         match &self.unix {
             None => self.endpoint.connect_lazy(),
             Some(path) => {

@@ -4,6 +4,7 @@
 //! subcommand.
 
 mod engine_flags;
+mod fleet_args;
 mod network;
 mod position;
 mod run_args;
@@ -13,6 +14,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 pub use engine_flags::EngineFlags;
+pub use fleet_args::FleetArgs;
+use fleet_args::FLEET_HELP;
 pub use network::{AttachArgs, ServeArgs};
 use network::{ATTACH_HELP, SERVE_AFTER_HELP};
 pub use position::parse;
@@ -22,7 +25,7 @@ pub use run_args::{
 
 const AFTER_HELP: &str = "\
 Files:
-  config     $XDG_CONFIG_HOME/provetop/config.toml (or --config FILE): [engine], [ui] and [serve] tables
+  config     $XDG_CONFIG_HOME/provetop/config.toml (or --config FILE): [engine], [ui], [serve], [alerts] and [fleet] tables
   params     $XDG_CACHE_HOME/provetop/params/ (or --params-cache DIR): generated parameters
   logs       $XDG_STATE_HOME/provetop/provetop.log.* (daily files, the last 7 kept)
 
@@ -129,6 +132,11 @@ pub enum Command {
     /// history, then live; read-only unless the server takes this viewer's control token.
     #[command(after_help = ATTACH_HELP)]
     Attach(AttachArgs),
+    /// Every rig on one screen: a row a running `provetop serve` (reachable or not, devices,
+    /// proofs per hour by kind, queues, failures, WinningPoSt latency, alerts, bottleneck);
+    /// Enter opens a rig's full dashboard.
+    #[command(after_help = FLEET_HELP)]
+    Fleet(FleetArgs),
     /// Exports a recording for other tools: --perfetto writes Perfetto's protobuf trace
     /// (OUT.pftrace) or Chrome Trace Event JSON (any other name).
     Export(ExportArgs),

@@ -162,6 +162,9 @@ pub struct EngineArgs {
     pub metrics_addr: Option<String>,
     /// The `[engine]` keys given as flags.
     pub engine: EngineFlags,
+    /// What the session's header calls its workload, when not the workload's own label
+    /// (`serve`'s sessions say what they serve).
+    pub label: Option<String>,
 }
 
 impl EngineArgs {
@@ -197,6 +200,7 @@ impl EngineArgs {
             force: session.force,
             metrics_addr: session.metrics_addr.clone(),
             engine: engine.clone(),
+            label: None,
         }
     }
 

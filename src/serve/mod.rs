@@ -9,6 +9,7 @@
 mod abandon;
 mod accept;
 mod admission;
+pub mod alerts;
 mod board;
 mod cuzk_metrics;
 mod identity;
@@ -17,12 +18,16 @@ mod listen;
 mod params;
 mod record;
 mod request;
+mod rig;
+mod served;
 mod service;
 mod status_page;
+mod summary;
 pub mod viewers;
 
 use anyhow::{Context, Result};
 use provetop_proto::cuzk::v1::proving_engine_server::ProvingEngineServer;
+use provetop_proto::provetop::v1::fleet_server::FleetServer;
 use provetop_proto::provetop::v1::telemetry_server::TelemetryServer;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -37,6 +42,7 @@ pub use request::{
     check_fields as check_request, curio_priority, prepare as prepare_request, priority,
     proof_kind, prover_id_of_miner, size_note,
 };
+pub use served::short_kind;
 
 /// The largest message either way, checked by tonic before it allocates the message: Curio's
 /// client's limit.
@@ -55,7 +61,8 @@ const DEFAULT_HISTORY: Duration = Duration::from_secs(600);
 
 pub fn main(args: &ServeArgs) -> Result<i32> {
     // Flags first, then the config file's [serve], then the defaults.
-    let file = run::usage(crate::config_file::load(args.session.config.as_deref()))?.serve;
+    let loaded = run::usage(crate::config_file::load(args.session.config.as_deref()))?;
+    let (file, file_alerts) = (loaded.serve, loaded.alerts);
     let listen = match (&args.listen, &file.listen) {
         (Some(a), _) => run::usage(listen::parse(a).context("--listen")),
         (None, Some(a)) => run::usage(listen::parse(a).context("config file [serve] listen")),
@@ -89,6 +96,15 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
     run::usage(provetop_porep::filecoin::configure(params_dir.as_deref()))?;
     let mut engine_args = args.engine_args();
     engine_args.record = engine_args.record.or(file.record);
+    // Its header names the kinds served (`serving: winning-post ×3`), not the workload a
+    // viewer's Submit would use; and says so when proofs are made with parameters made here.
+    engine_args.label = Some(match params_dir {
+        None => format!(
+            "{} · TEST PARAMETERS (--test-params)",
+            provetop_telemetry::SERVING
+        ),
+        Some(_) => provetop_telemetry::SERVING.to_string(),
+    });
     run::usage(record::rotate(&engine_args))?;
     let session = run::start(&engine_args)?;
     let engine = session.engine.clone();
@@ -101,6 +117,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         false => None,
     };
     let (stopping_tx, stopping) = tokio::sync::watch::channel(false);
+    let session_id = viewers::session_id();
     let viewers = viewers::Viewers {
         hub: hub.clone(),
         engine: engine.clone(),
@@ -111,15 +128,8 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
             seed: session.plan.seed,
             priority: provetop_engine::pipeline::Priority::Normal,
         },
-        session: {
-            let mut info = run::session_info(&engine, &session.plan);
-            // The dashboard's header says so when proofs are made with parameters made here.
-            if params_dir.is_none() {
-                info.workload = format!("{} · TEST PARAMETERS (--test-params)", info.workload);
-            }
-            info
-        },
-        session_id: viewers::session_id(),
+        session: run::labelled(run::session_info(&engine, &session.plan), &engine_args),
+        session_id: session_id.clone(),
         history,
         stopping,
         watching: Arc::new(AtomicUsize::new(0)),
@@ -196,6 +206,25 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
         Some(listen) => Some(status_page::start(listen, jobs.clone(), started)?),
         None => None,
     };
+    let summaries = summary::Summaries {
+        jobs: jobs.clone(),
+        rig: rig::Rig::start(engine.clone())?,
+        firing: Arc::default(),
+        session_id,
+        started,
+        parameters: jobs.params.source(),
+        stopping: viewers.stopping.clone(),
+    };
+    {
+        let s = summaries.clone();
+        alerts::start(
+            file_alerts,
+            engine.clone(),
+            summaries.firing.clone(),
+            move |window| s.reading(window),
+            stop_outcomes.clone(),
+        )?;
+    }
     let service = service::Service {
         jobs: jobs.clone(),
         metrics,
@@ -211,7 +240,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
     let drain = Duration::from_secs(drain_s);
     let served = runtime.block_on(serve(
         Listener { listen, bound, tls },
-        (service, viewers),
+        (service, viewers, summaries),
         jobs.clone(),
         drain,
         stopping_tx,
@@ -273,7 +302,7 @@ struct Listener {
 /// streams end with the drain (`stopping`).
 async fn serve(
     listener: Listener,
-    (service, viewers): (service::Service, viewers::Viewers),
+    (service, viewers, summaries): (service::Service, viewers::Viewers, summary::Summaries),
     jobs: Arc<jobs::Jobs>,
     drain: Duration,
     stopping: tokio::sync::watch::Sender<bool>,
@@ -305,7 +334,8 @@ async fn serve(
     };
     let router = builder
         .add_service(svc)
-        .add_service(TelemetryServer::new(viewers));
+        .add_service(TelemetryServer::new(viewers))
+        .add_service(FleetServer::new(summaries));
     if let Some(w) = listen::exposure_warning(&listen, transport == "TLS") {
         tracing::warn!("serve: {w}");
         eprintln!("serve: warning: {w}");

@@ -37,4 +37,4 @@ pub mod text;
 pub use bus::{Bus, Subscription};
 pub use clock::Clock;
 pub use event::*;
-pub use session::{DeviceInfo, MachineInfo, SessionInfo};
+pub use session::{serving, DeviceInfo, MachineInfo, SessionInfo, SERVING};

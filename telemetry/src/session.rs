@@ -88,3 +88,42 @@ impl MachineInfo {
         }
     }
 }
+
+/// The workload label of a session made by `provetop serve`: what it proves is only known as
+/// requests come, so its header names what it served instead ([`serving`]).
+pub const SERVING: &str = "serving";
+
+/// What a session's header says it runs: its workload label, or for a session made by `serve`
+/// (`workload` starting with [`SERVING`]) the kinds it served with their job counts,
+/// `serving: winning-post ×3, porep ×1` (`serving: nothing yet` before the first), followed by
+/// the rest of the label (` · TEST PARAMETERS …`).
+pub fn serving<'a>(workload: &str, kinds: impl IntoIterator<Item = (&'a str, usize)>) -> String {
+    let Some(rest) = workload.strip_prefix(SERVING) else {
+        return workload.to_string();
+    };
+    let served: Vec<String> = kinds
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{k} ×{n}"))
+        .collect();
+    match served.is_empty() {
+        true => format!("{SERVING}: nothing yet{rest}"),
+        false => format!("{SERVING}: {}{rest}", served.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod serving_tests {
+    use super::serving;
+
+    #[test]
+    fn a_served_session_names_its_kinds_and_others_keep_their_label() {
+        let kinds = [("winning-post", 3), ("porep", 1), ("snap", 0)];
+        assert_eq!(
+            serving("serving · TEST PARAMETERS", kinds),
+            "serving: winning-post ×3, porep ×1 · TEST PARAMETERS"
+        );
+        assert_eq!(serving("serving", []), "serving: nothing yet");
+        assert_eq!(serving("synthetic-k14", kinds), "synthetic-k14");
+    }
+}

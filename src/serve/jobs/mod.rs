@@ -43,6 +43,8 @@ struct Inner {
     proof_failed: u64,
     /// Answers by kind, for cuzk's metric names.
     tally: Tally,
+    /// The last ten minutes' answers, for the fleet and the alerts.
+    served: super::served::Served,
     accepting: bool,
 }
 
@@ -363,6 +365,35 @@ impl Jobs {
         .collect()
     }
 
+    /// The answers of the last ten minutes by kind, and WinningPoSt's (last, median) ms.
+    pub fn served(&self) -> (Vec<super::served::Recent>, Option<(u64, u64)>) {
+        let st = self.inner.lock();
+        (st.served.recent(Instant::now()), st.served.winning())
+    }
+
+    /// Within `window`: the slowest WinningPoSt answer (ms) and the requests failed.
+    pub fn within(&self, window: std::time::Duration) -> (u64, u64) {
+        self.inner.lock().served.within(window, Instant::now())
+    }
+
+    /// Requests waiting and running by (kind, priority), for the fleet's queue column.
+    pub fn depths(&self) -> std::collections::BTreeMap<(&'static str, Priority), (u32, u32)> {
+        let st = self.inner.lock();
+        let mut out = std::collections::BTreeMap::new();
+        for e in st.entries.values() {
+            let running = match e.phase {
+                Phase::Checking | Phase::Queued => false,
+                Phase::Running => true,
+                Phase::Finished => continue,
+            };
+            let d: &mut (u32, u32) = out
+                .entry((request::kind_name(e.kind), e.priority))
+                .or_default();
+            *(if running { &mut d.1 } else { &mut d.0 }) += 1;
+        }
+        out
+    }
+
     /// The requests running on each circuit_id: the parameter sets in use.
     pub fn in_use(&self) -> HashMap<String, u32> {
         let st = self.inner.lock();
@@ -582,6 +613,10 @@ fn finish(st: &mut Inner, job_id: &str, status: Done, proof: Vec<u8>, error: Str
             st.tally.failed(kind);
         }
         _ => {}
+    }
+    if matches!(status, Done::Completed | Done::Failed) {
+        let ok = status == Done::Completed;
+        st.served.answered(kind, ok, answer_seconds, Instant::now());
     }
     st.finished.push_back(job_id.to_string());
     while st.finished.len() > KEEP_FINISHED {

@@ -129,6 +129,12 @@ impl Hole {
 /// `provetop-20250101-120000.ptrec`: a default name for a recording started at `unix` seconds
 /// (UTC).
 pub fn default_file_name(unix: f64) -> String {
+    let (year, month, day, h, m, s) = civil_utc(unix);
+    format!("provetop-{year:04}{month:02}{day:02}-{h:02}{m:02}{s:02}.ptrec")
+}
+
+/// (year, month, day, hour, minute, second) in UTC of `unix` seconds (whole seconds).
+pub fn civil_utc(unix: f64) -> (i64, i64, i64, i64, i64, i64) {
     let secs = unix.max(0.0) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -141,12 +147,7 @@ pub fn default_file_name(unix: f64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "provetop-{year:04}{month:02}{day:02}-{:02}{:02}{:02}.ptrec",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    (year, month, day, rem / 3600, rem / 60 % 60, rem % 60)
 }
 
 #[cfg(test)]

@@ -14,6 +14,37 @@ use crate::state::State;
 use crate::theme::Theme;
 use provetop_telemetry::Nanos;
 
+/// The workload's label, or for a session made by `serve` the kinds of the jobs it holds
+/// (`serving: winning-post ×3`).
+fn served(workload: &str, p: &crate::state::Pipeline) -> String {
+    let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+    for k in p.jobs.values().filter_map(|j| j.kind.as_deref()) {
+        *kinds.entry(k).or_default() += 1;
+    }
+    provetop_telemetry::serving(workload, kinds)
+}
+
+/// The alerts `serve` says are firing: its log's `alert firing: NAME` lines not followed by
+/// `alert cleared: NAME`.
+fn firing(logs: &crate::state::Logs) -> Vec<&str> {
+    let mut on: Vec<&str> = vec![];
+    for l in logs.lines.iter() {
+        let name = |rest: &'static str| {
+            l.message
+                .strip_prefix(rest)
+                .and_then(|r| r.split_whitespace().next())
+        };
+        if let Some(n) = name("alert firing: ") {
+            if !on.contains(&n) {
+                on.push(n);
+            }
+        } else if let Some(n) = name("alert cleared: ") {
+            on.retain(|x| *x != n);
+        }
+    }
+    on
+}
+
 pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     let s = &state.session;
     let p = &state.pipeline;
@@ -72,7 +103,7 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
         (
             2,
             vec![Span::styled(
-                s.workload.clone(),
+                served(&s.workload, p),
                 Style::default().fg(theme.fg),
             )],
         ),
@@ -135,6 +166,14 @@ pub fn header(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) 
                 )],
             ),
         );
+    }
+    let alerts = firing(&state.logs);
+    if !alerts.is_empty() {
+        let text = format!("⚠ alert {}", alerts.join(", "));
+        let style = Style::default()
+            .fg(theme.error)
+            .add_modifier(Modifier::BOLD);
+        segments.insert(2, (0, vec![Span::styled(text, style)]));
     }
     if let Some(r) = &ui.remote {
         segments.insert(2, (0, vec![remote(r, theme)]));
