@@ -10,6 +10,7 @@
 pub mod app;
 pub mod colours;
 pub mod config_edit;
+pub mod fmt;
 pub mod keys;
 pub mod replay;
 pub mod settings;
