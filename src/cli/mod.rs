@@ -56,6 +56,21 @@ pub struct Cli {
     #[arg(long, value_name = "NAME|PATH", help = THEME_HELP)]
     pub theme: Option<String>,
 
+    #[command(flatten)]
+    pub run: RunFlags,
+}
+
+impl Cli {
+    /// What the dashboard or the headless run proves with.
+    pub fn engine_args(&self) -> EngineArgs {
+        self.run.engine_args()
+    }
+}
+
+/// The flags of a run that proves on the embedded engine: the main command's and `bench`'s,
+/// declared once so the two cannot drift apart.
+#[derive(Args, Debug)]
+pub struct RunFlags {
     #[command(flatten, next_help_heading = WORKLOAD)]
     pub workload: WorkloadArgs,
 
@@ -75,8 +90,8 @@ pub struct Cli {
     pub engine: EngineFlags,
 }
 
-impl Cli {
-    /// What the dashboard or the headless run proves with.
+impl RunFlags {
+    /// What the run proves with.
     pub fn engine_args(&self) -> EngineArgs {
         EngineArgs::new(&self.session, &self.workload, &self.engine)
             .with_inputs(&self.inputs)
@@ -306,32 +321,14 @@ pub struct BenchArgs {
     )]
     pub token_file: Option<PathBuf>,
 
-    #[command(flatten, next_help_heading = WORKLOAD)]
-    pub workload: WorkloadArgs,
-
-    #[command(flatten, next_help_heading = INPUTS)]
-    pub inputs: InputArgs,
-
-    #[command(flatten, next_help_heading = RUN)]
-    pub jobs: JobsArgs,
-
-    #[command(flatten, next_help_heading = RUN)]
-    pub concurrency: ConcurrencyArgs,
-
-    #[command(flatten, next_help_heading = SESSION)]
-    pub session: SessionArgs,
-
     #[command(flatten)]
-    pub engine: EngineFlags,
+    pub run: RunFlags,
 }
 
 impl BenchArgs {
     /// What the bench proves with.
     pub fn engine_args(&self) -> EngineArgs {
-        EngineArgs::new(&self.session, &self.workload, &self.engine)
-            .with_inputs(&self.inputs)
-            .with_jobs(&self.jobs)
-            .with_concurrency(&self.concurrency)
+        self.run.engine_args()
     }
 }
 
