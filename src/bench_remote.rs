@@ -37,7 +37,8 @@ pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
         ))
     })?;
     let request = usage(crate::request_file::read(path))?;
-    let (kind, size) = usage(crate::serve::check_request(&request))?;
+    let (_, checked) = usage(crate::cuzk::checked(&request))?;
+    let (kind, size) = (checked.kind, checked.size);
     let circuit_id = kind.circuit_id(size);
     let verifier = kind.verifier();
     // Filecoin's key where --params-dir names the folder, else that of parameters made here.

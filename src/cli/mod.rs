@@ -3,12 +3,13 @@
 //! (made from the table of keys); `position` parses, with the rule for flags given before a
 //! subcommand.
 
+mod budget;
 mod engine_flags;
 mod network;
 mod position;
 mod run_args;
 
-pub use crate::tune::budget::{parse_duration, TuneBudget};
+pub use budget::{parse_duration, TuneBudget};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 

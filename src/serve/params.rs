@@ -6,7 +6,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use parking_lot::Mutex;
-use provetop_engine::circuit::{external, Workload};
+use provetop_engine::circuit::{external::External, Workload};
 use provetop_engine::params::residency::{SetStatus, Tier};
 use provetop_engine::pipeline::EngineHandle;
 use provetop_porep::{Kind, Prepared, Registered, SectorSize};
@@ -23,6 +23,9 @@ pub struct ParamSets {
     pub dir: Option<PathBuf>,
     /// When each set (by circuit_id) was last asked for by a proof.
     used: Mutex<HashMap<String, Instant>>,
+    /// Each kind and size's circuit under its canonical name: the first request's stands for
+    /// every one of them (they share a shape), so its parameters load without a request.
+    canonical: Mutex<HashMap<String, External>>,
 }
 
 /// One set as `GetStatus` lists it.
@@ -40,6 +43,7 @@ impl ParamSets {
             pinned: Mutex::default(),
             dir,
             used: Mutex::default(),
+            canonical: Mutex::default(),
         }
     }
 
@@ -59,9 +63,15 @@ impl ParamSets {
         format!("{kind}-{size}")
     }
 
-    fn workload(kind: Kind, size: SectorSize) -> Workload {
+    /// The canonical circuit of a kind and size, taken from `source` the first time.
+    fn workload(&self, kind: Kind, size: SectorSize, source: &External) -> Workload {
+        let name = Self::canonical(kind, size);
+        let mut known = self.canonical.lock();
+        let circuit = known
+            .entry(name.clone())
+            .or_insert_with(|| source.renamed(name));
         Workload::External {
-            circuit: Self::canonical(kind, size),
+            circuit: circuit.clone(),
         }
     }
 
@@ -79,14 +89,14 @@ impl ParamSets {
     /// circuit of theirs (a request's) whose shape they are made for, and `file` Filecoin's
     /// file of them, where it names one. Returns whether they were hot already.
     pub fn ensure(&self, kind: Kind, size: SectorSize, source: &Registered) -> Result<bool> {
-        self.ensure_named(kind, size, &source.name, source.params_file.as_ref())
+        self.ensure_named(kind, size, &source.circuit, source.params_file.as_ref())
     }
 
     fn ensure_named(
         &self,
         kind: Kind,
         size: SectorSize,
-        source_name: &str,
+        source: &External,
         file: Option<&PathBuf>,
     ) -> Result<bool> {
         let id = kind.circuit_id(size);
@@ -97,13 +107,8 @@ impl ParamSets {
         {
             return Ok(true);
         }
-        let canonical = Self::canonical(kind, size);
-        if external::get(&canonical).is_err() {
-            // Every proof of a kind and size has the same circuit shape: the request's stands
-            // for it.
-            external::register(&canonical, external::get(source_name)?);
-        }
-        let workload = Self::workload(kind, size);
+        // Every proof of a kind and size has the same circuit shape: the request's stands for it.
+        let workload = self.workload(kind, size, source);
         if let Some(file) = file {
             self.engine.store().use_file(&workload, file.clone());
         }
@@ -136,26 +141,34 @@ impl ParamSets {
     pub fn preload(&self, kind: Kind, size: SectorSize) -> Result<(bool, u64)> {
         let id = kind.circuit_id(size);
         let canonical = Self::canonical(kind, size);
-        if external::get(&canonical).is_err() {
-            if !size.sealable() {
-                bail!("{id}: its circuit is known from a request's vanilla proofs; send one first");
+        let known = self.canonical.lock().get(&canonical).cloned();
+        let circuit = match known {
+            Some(c) => c,
+            None => {
+                if !size.sealable() {
+                    bail!(
+                        "{id}: its circuit is known from a request's vanilla proofs; send one first"
+                    );
+                }
+                // The test sector's circuit stands for the kind and size; its statement is not
+                // needed here.
+                let sealed = provetop_porep::prepared::prepare_sealed(
+                    kind,
+                    size,
+                    0,
+                    self.dir.as_deref(),
+                    &|m| tracing::info!("{kind}: {m}"),
+                )?;
+                let circuits = sealed.circuits();
+                if let Some(file) = &circuits.params_file {
+                    let workload = self.workload(kind, size, &circuits.circuit);
+                    self.engine.store().use_file(&workload, file.clone());
+                }
+                circuits.circuit.clone()
             }
-            // Registered as `canonical`; the statement itself is not needed here.
-            let sealed = provetop_porep::prepared::prepare_sealed(
-                kind,
-                size,
-                0,
-                self.dir.as_deref(),
-                &|m| tracing::info!("{kind}: {m}"),
-            )?;
-            if let Some(file) = &sealed.circuits().params_file {
-                self.engine
-                    .store()
-                    .use_file(&Self::workload(kind, size), file.clone());
-            }
-        }
+        };
         let start = Instant::now();
-        let already = self.ensure_named(kind, size, &canonical, None)?;
+        let already = self.ensure_named(kind, size, &circuit, None)?;
         Ok((already, start.elapsed().as_millis() as u64))
     }
 
@@ -211,7 +224,10 @@ impl ParamSets {
         let key = self
             .engine
             .store()
-            .get(&Self::workload(kind, size), &quiet)
+            .get(
+                &self.workload(kind, size, &proof.circuits().circuit),
+                &quiet,
+            )
             .with_context(|| format!("the key of {}", kind.circuit_id(size)))?;
         proof
             .verify(&key.params.vk, bytes)?
