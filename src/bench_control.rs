@@ -98,13 +98,13 @@ impl Tally {
 pub fn main(args: &BenchArgs, server: &str, token_file: &std::path::Path) -> Result<i32> {
     let token = run::usage(crate::token::read(token_file, "--token-file"))?;
     let target = run::usage(client::target(server, None))?;
-    let proofs = args.jobs.proofs.unwrap_or(crate::cli::DEFAULT_PROOFS);
-    let in_flight = match args.concurrency.concurrency {
+    let proofs = args.run.jobs.proofs.unwrap_or(crate::cli::DEFAULT_PROOFS);
+    let in_flight = match args.run.concurrency.concurrency {
         Concurrency::Jobs(n) => n,
         Concurrency::Auto => AUTO_IN_FLIGHT,
     }
     .clamp(1, proofs.max(1));
-    let partitions = args.workload.partitions;
+    let partitions = args.run.workload.partitions;
     let name = "bench".to_string();
     let mut client = Client::start(target, Viewer { name, token })?;
     let stop = run::stop_flag()?;

@@ -30,24 +30,25 @@ struct Answer {
 }
 
 pub fn main(args: &BenchArgs, server: &str) -> Result<i32> {
-    let path = args.inputs.request.as_ref().ok_or_else(|| {
+    let path = args.run.inputs.request.as_ref().ok_or_else(|| {
         UsageError(anyhow!(
             "--server proves a request file (--request FILE), or the server's own workload \
              (--token-file FILE)"
         ))
     })?;
     let request = usage(crate::request_file::read(path))?;
-    let (kind, size) = usage(crate::serve::check_request(&request))?;
+    let (_, checked) = usage(crate::cuzk::checked(&request))?;
+    let (kind, size) = (checked.kind, checked.size);
     let circuit_id = kind.circuit_id(size);
     let verifier = kind.verifier();
     // Filecoin's key where --params-dir names the folder, else that of parameters made here.
-    let keys = match &args.workload.params_dir {
+    let keys = match &args.run.workload.params_dir {
         Some(d) => crate::verify::Keys::folder(Some(d.clone())),
-        None => crate::verify::Keys::Made(args.session.params_cache.clone()),
+        None => crate::verify::Keys::Made(args.run.session.params_cache.clone()),
     };
     let checker = crate::verify::Checker::new(&request, keys)?;
-    let proofs = args.jobs.proofs.unwrap_or(crate::cli::DEFAULT_PROOFS);
-    let outstanding = match args.concurrency.concurrency {
+    let proofs = args.run.jobs.proofs.unwrap_or(crate::cli::DEFAULT_PROOFS);
+    let outstanding = match args.run.concurrency.concurrency {
         Concurrency::Jobs(n) => n,
         Concurrency::Auto => AUTO_OUTSTANDING,
     }

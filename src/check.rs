@@ -12,8 +12,9 @@ use group::prime::PrimeCurveAffine;
 use provetop_engine::backend::cpu::{msm, ntt::Domain, CpuExecutor};
 use provetop_engine::backend::cuda::{self, CudaExecutor, NttKind};
 use provetop_engine::circuit::Workload;
-use provetop_engine::params::{setup::random_g1, store::ParamsStore};
+use provetop_engine::params::setup::random_g1;
 use provetop_engine::prover;
+use provetop_engine::store::ParamsStore;
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 

@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use provetop_engine::circuit::Workload;
 use provetop_engine::params::cache::Origin;
-use provetop_engine::params::store::{Loaded, ParamsStore};
+use provetop_engine::store::{Loaded, ParamsStore};
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

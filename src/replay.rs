@@ -193,7 +193,7 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
         }
     }
     let mut kinds = vec![];
-    crate::bench::write_kinds(&mut kinds, &summary.kinds)?;
+    crate::report_text::write_kinds(&mut kinds, &summary.kinds)?;
     lines.extend(String::from_utf8_lossy(&kinds).lines().map(str::to_string));
     for d in &devices {
         lines.push(format!(
@@ -202,8 +202,8 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
             d.busy_ratio * 100.0,
             d.partitions
         ));
-        lines.push(crate::bench::gap_line(d));
-        if let Some(why) = crate::bench::gap_detail_line(d) {
+        lines.push(crate::report_text::gap_line(d));
+        if let Some(why) = crate::report_text::gap_detail_line(d) {
             lines.push(why);
         }
     }
@@ -222,8 +222,8 @@ pub fn summary<R: Read + Seek>(mut rec: Recording<R>, file: &str, json: bool) ->
         lines.push(format!("mark at {:.2} s: {}", m.t as f64 / 1e9, m.label));
     }
     let mut seg = vec![];
-    crate::bench::write_verdict(&mut seg, &verdict)?;
-    crate::bench::write_segments(&mut seg, &segments)?;
+    crate::report_text::write_verdict(&mut seg, &verdict)?;
+    crate::report_text::write_segments(&mut seg, &segments)?;
     lines.extend(String::from_utf8_lossy(&seg).lines().map(str::to_string));
     if lost.total() > 0 {
         lines.push(format!(

@@ -5,10 +5,10 @@ use anyhow::{Context, Result};
 use crossbeam_channel::select;
 use provetop_engine::backend::BackendKind;
 use provetop_engine::circuit::Workload;
-use provetop_engine::params::store::ParamsStore;
 use provetop_engine::pipeline::{
     EngineHandle, JobId, JobSpec, Outcome, PartitionResult, Priority, Scheduled,
 };
+use provetop_engine::store::ParamsStore;
 use provetop_telemetry::config::EngineConfig;
 use provetop_telemetry::export::prometheus::{self, Exporter};
 use provetop_telemetry::record::{Recorder, RecorderOptions, RecorderStatus};
@@ -297,9 +297,7 @@ fn parts(args: &EngineArgs, mix: Option<&Mix>, backend: BackendKind) -> Result<V
     let normal = Priority::Normal;
     let part = |filecoin: Option<Prepared>, weight, priority| -> Result<Part> {
         let workload = match (&filecoin, args.workload) {
-            (Some(f), _) => Workload::External {
-                circuit: f.circuits().name.clone(),
-            },
+            (Some(f), _) => f.circuits().workload(),
             (None, WorkloadName::Sha256) => Workload::Sha256 {
                 blocks: args.blocks,
             },
@@ -327,8 +325,8 @@ fn parts(args: &EngineArgs, mix: Option<&Mix>, backend: BackendKind) -> Result<V
             .map(|(kind, weight)| {
                 let f = crate::filecoin::prepare(*kind, args)?;
                 // As Curio sends them: a WinningPoSt critical, a WindowPoSt high.
-                let wire = crate::serve::proof_kind(*kind);
-                let priority = crate::serve::priority(0, wire);
+                let wire = crate::cuzk::proof_kind(*kind);
+                let priority = crate::cuzk::priority(0, wire);
                 part(Some(f), *weight, priority)
             })
             .collect(),

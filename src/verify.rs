@@ -6,7 +6,6 @@
 //! proofs).
 
 use anyhow::{anyhow, Context, Result};
-use provetop_engine::circuit::Workload;
 use provetop_engine::params::{cache::ParamsCache, io, VerifyingKey};
 use provetop_porep::Prepared;
 use provetop_proto::cuzk::v1::SubmitProofRequest;
@@ -91,14 +90,15 @@ impl Checker {
     pub fn new(request: &SubmitProofRequest, keys: Keys) -> Result<Checker> {
         // The key goes to a private folder of this process, where filecoin-proofs reads it.
         provetop_porep::filecoin::configure(None)?;
-        let (kind, size) = usage(crate::serve::check_request(request))?;
-        if let Some(note) = crate::serve::size_note(request, size) {
+        let (request, checked) = usage(crate::cuzk::checked(request))?;
+        let (kind, size) = (checked.kind, checked.size);
+        if let Some(note) = crate::cuzk::size_note(&request, size) {
             tracing::warn!("verify: {note}");
             eprintln!("verify: warning: {note}");
         }
         // The name `bench` gives the circuit: the parameter cache is shared.
         let name = format!("{kind}-{size}");
-        let proof = usage(crate::serve::prepare_request(request, None, &name))?;
+        let proof = usage(request.prepare(checked, None, &name))?;
         let cache_id = &proof.circuits().cache_id;
         let (path, whole, how) = match keys {
             Keys::File(f) => (f, true, "--vk"),
@@ -108,10 +108,10 @@ impl Checker {
                 "Filecoin's verifying key (--params-dir, $FIL_PROOFS_PARAMETER_CACHE)",
             ),
             Keys::Made(cache) => {
-                let workload = Workload::External { circuit: name };
+                let workload = proof.circuits().workload();
                 let shape = workload.shape().context("the circuit's shape")?;
                 (
-                    ParamsCache::new(cache).path_for(&workload, &shape),
+                    ParamsCache::new(cache).path_for(&workload.label(), &shape),
                     false,
                     "parameters made here (--test-params): run serve --test-params or bench first",
                 )

@@ -16,6 +16,7 @@
 
 pub mod backend;
 pub mod circuit;
+mod constraint_system;
 pub mod curve;
 pub mod domain;
 pub mod hostmem;
@@ -23,6 +24,7 @@ pub mod memory;
 pub mod params;
 pub mod pipeline;
 pub mod prover;
+pub mod store;
 pub mod telemetry;
 
 pub use provetop_telemetry::{config, control};

@@ -6,9 +6,9 @@ use ff::Field;
 use provetop_engine::backend::cpu::CpuExecutor;
 use provetop_engine::circuit::Workload;
 use provetop_engine::config::EngineConfig;
-use provetop_engine::params::store::ParamsStore;
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome};
 use provetop_engine::prover::{self, Proof, VerifyError};
+use provetop_engine::store::ParamsStore;
 use provetop_engine::telemetry::{Bus, Clock};
 use std::sync::Arc;
 

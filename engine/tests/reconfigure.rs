@@ -5,8 +5,8 @@
 
 use provetop_engine::circuit::Workload;
 use provetop_engine::config::EngineConfig;
-use provetop_engine::params::store::ParamsStore;
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome};
+use provetop_engine::store::ParamsStore;
 use provetop_engine::telemetry::{Bus, Clock, Event};
 use rand::{seq::SliceRandom, Rng, SeedableRng};
 use std::collections::BTreeSet;

@@ -8,8 +8,8 @@
 
 use provetop_engine::circuit::Workload;
 use provetop_engine::config::EngineConfig;
-use provetop_engine::params::store::ParamsStore;
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome};
+use provetop_engine::store::ParamsStore;
 use provetop_engine::telemetry::gaps::{self, GapCause};
 use provetop_engine::telemetry::{metrics, Bus, Clock, Event, Lane};
 use provetop_telemetry::report::ReportBuilder;

@@ -92,9 +92,7 @@ fn main() {
             ..PorepArgs::default()
         };
         let porep = prepare(&args, &|line| eprintln!("{line}")).expect("a PoRep sector");
-        cases.push(Workload::External {
-            circuit: porep.circuits.name,
-        });
+        cases.push(porep.circuits.workload());
     }
     if picked("sha256") {
         cases.push(Workload::Sha256 { blocks: 64 });

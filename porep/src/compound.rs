@@ -1,13 +1,13 @@
 //! One Filecoin proof's partitions as the engine's [`CircuitSource`]: each kind says how its
 //! compound proof builds a partition's circuit and the blank one; the shape, parameters,
 //! recorded matrices and witnesses follow the same way for every kind, and so does
-//! registering them with the engine.
+//! naming them as the engine's external circuit, which the proof's jobs carry.
 
 use anyhow::Result;
 use blstrs::Scalar as Fr;
-use provetop_engine::circuit::external::CircuitSource;
+use provetop_engine::circuit::external::{CircuitSource, External};
 use provetop_engine::circuit::precompiled::{self, Precompiled, Witness};
-use provetop_engine::circuit::{synthesize_generic, Assignment, Shape};
+use provetop_engine::circuit::{synthesize_generic, Assignment, Shape, Workload};
 use provetop_engine::params::{setup, setup::Progress, Parameters};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,12 +16,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::filecoin;
 use crate::kind::Kind;
 
-/// A proof's circuits as registered with the engine, and where filecoin-proofs finds their
-/// keys.
+/// A proof's circuits as the engine proves them, and where filecoin-proofs finds their keys.
 #[derive(Clone, Debug)]
 pub struct Registered {
-    /// The engine's name for them: `Workload::External { circuit: name }`.
+    /// The engine's name for them, which labels their jobs and keys their parameters.
     pub name: String,
+    /// The circuits themselves, named `name`: what [`Registered::workload`] carries.
+    pub circuit: External,
     /// Groth16 partitions in one proof.
     pub partitions: u32,
     /// Filecoin's `.params` file for the circuit, from `--params-dir`.
@@ -32,8 +33,8 @@ pub struct Registered {
     pub cache_id: String,
 }
 
-/// Registers `parts` with the engine as `name`; with `params_dir`, Filecoin's parameters of
-/// the circuit (`what`, as the error names it) must be there.
+/// Makes `parts` the engine's circuit `name`; with `params_dir`, Filecoin's parameters of the
+/// circuit (`what`, as the error names it) must be there.
 pub(crate) fn register<P: Partitions>(
     name: &str,
     parts: P,
@@ -44,14 +45,23 @@ pub(crate) fn register<P: Partitions>(
     let cache_id = parts.cache_id().to_string();
     let params_file = params_file(params_dir, &cache_id, what)?;
     let partitions = parts.count();
-    provetop_engine::circuit::external::register(name, Source::of(parts));
     Ok(Registered {
         name: name.to_string(),
+        circuit: External::new(name, Source::of(parts)),
         partitions,
         params_file,
         vk_dir,
         cache_id,
     })
+}
+
+impl Registered {
+    /// The workload that proves these circuits: each job of it carries them.
+    pub fn workload(&self) -> Workload {
+        Workload::External {
+            circuit: self.circuit.clone(),
+        }
+    }
 }
 
 /// Filecoin's parameter file of a circuit (its `cache_id`) is not in the folder: a

@@ -20,6 +20,7 @@ pub mod inputs;
 pub mod kind;
 pub mod post;
 pub mod prepared;
+pub mod request;
 pub mod seal;
 pub mod sector;
 pub mod snap;

@@ -1,4 +1,4 @@
-//! A Filecoin proof of any kind, registered with the engine: its circuits and what
+//! A Filecoin proof of any kind, its circuits named for the engine: its circuits and what
 //! filecoin-proofs needs to check the finished proof, from a request's inputs or from a test
 //! sector sealed here.
 

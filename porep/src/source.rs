@@ -53,7 +53,7 @@ pub struct Porep {
     pub sector_id: Option<u64>,
 }
 
-/// Reads or seals the C1 output, checks it, and registers its circuits with the engine.
+/// Reads or seals the C1 output, checks it, and builds its circuits for the engine.
 pub fn prepare(args: &PorepArgs, progress: &dyn Fn(&str)) -> Result<Porep> {
     // Before any of filecoin-proofs' code runs (sealing included): it reads its settings once.
     filecoin::configure(args.params_dir.as_deref())?;
@@ -79,8 +79,8 @@ pub fn prepare(args: &PorepArgs, progress: &dyn Fn(&str)) -> Result<Porep> {
     register(c1, prover_id, sector_id, args.params_dir.as_deref(), &name)
 }
 
-/// Builds the circuits of a checked C1 output and registers them with the engine as `name`
-/// (`Workload::External { circuit: name }`): what `prepare` does once it has the C1 output, and
+/// Builds the circuits of a checked C1 output as the engine's circuit `name`
+/// (`Registered::workload`): what `prepare` does once it has the C1 output, and
 /// what a served request does with the one it carries. The ids, where both are known, must give
 /// the file's replica id.
 pub fn register(

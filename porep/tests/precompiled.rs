@@ -7,9 +7,9 @@
 
 use blstrs::Scalar;
 use provetop_engine::backend::cpu::CpuExecutor;
-use provetop_engine::circuit::{Assignment, Workload};
-use provetop_engine::params::store::ParamsStore;
+use provetop_engine::circuit::Assignment;
 use provetop_engine::prover;
+use provetop_engine::store::ParamsStore;
 use provetop_porep::{filecoin, prepare, PorepArgs, SectorSize};
 /// The first place two assignments differ, named.
 fn first_difference(got: &Assignment, want: &Assignment) -> Option<String> {
@@ -56,9 +56,7 @@ fn porep_2kib_precompiled_equals_the_plain_path_and_verify_seal_accepts_both() {
         ..PorepArgs::default()
     };
     let porep = prepare(&args, &|_| {}).unwrap();
-    let w = Workload::External {
-        circuit: porep.circuits.name.clone(),
-    };
+    let w = porep.circuits.workload();
     let store = ParamsStore::new(None, None);
     let (pc, _) = store.circuit(&w, &|_, _, _| {}).unwrap();
     assert!(pc.rows() > 2_000_000, "{} rows", pc.rows());

@@ -3,13 +3,14 @@
 //! (made from the table of keys); `position` parses, with the rule for flags given before a
 //! subcommand.
 
+mod budget;
 mod engine_flags;
 mod fleet_args;
 mod network;
 mod position;
 mod run_args;
 
-pub use crate::tune::budget::{parse_duration, TuneBudget};
+pub use budget::{parse_duration, TuneBudget};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -59,6 +60,21 @@ pub struct Cli {
     #[arg(long, value_name = "NAME|PATH", help = THEME_HELP)]
     pub theme: Option<String>,
 
+    #[command(flatten)]
+    pub run: RunFlags,
+}
+
+impl Cli {
+    /// What the dashboard or the headless run proves with.
+    pub fn engine_args(&self) -> EngineArgs {
+        self.run.engine_args()
+    }
+}
+
+/// The flags of a run that proves on the embedded engine: the main command's and `bench`'s,
+/// declared once so the two cannot drift apart.
+#[derive(Args, Debug)]
+pub struct RunFlags {
     #[command(flatten, next_help_heading = WORKLOAD)]
     pub workload: WorkloadArgs,
 
@@ -78,8 +94,8 @@ pub struct Cli {
     pub engine: EngineFlags,
 }
 
-impl Cli {
-    /// What the dashboard or the headless run proves with.
+impl RunFlags {
+    /// What the run proves with.
     pub fn engine_args(&self) -> EngineArgs {
         EngineArgs::new(&self.session, &self.workload, &self.engine)
             .with_inputs(&self.inputs)
@@ -314,32 +330,14 @@ pub struct BenchArgs {
     )]
     pub token_file: Option<PathBuf>,
 
-    #[command(flatten, next_help_heading = WORKLOAD)]
-    pub workload: WorkloadArgs,
-
-    #[command(flatten, next_help_heading = INPUTS)]
-    pub inputs: InputArgs,
-
-    #[command(flatten, next_help_heading = RUN)]
-    pub jobs: JobsArgs,
-
-    #[command(flatten, next_help_heading = RUN)]
-    pub concurrency: ConcurrencyArgs,
-
-    #[command(flatten, next_help_heading = SESSION)]
-    pub session: SessionArgs,
-
     #[command(flatten)]
-    pub engine: EngineFlags,
+    pub run: RunFlags,
 }
 
 impl BenchArgs {
     /// What the bench proves with.
     pub fn engine_args(&self) -> EngineArgs {
-        EngineArgs::new(&self.session, &self.workload, &self.engine)
-            .with_inputs(&self.inputs)
-            .with_jobs(&self.jobs)
-            .with_concurrency(&self.concurrency)
+        self.run.engine_args()
     }
 }
 

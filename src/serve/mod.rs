@@ -17,7 +17,6 @@ mod jobs;
 mod listen;
 mod params;
 mod record;
-mod request;
 mod rig;
 mod served;
 mod service;
@@ -38,15 +37,13 @@ use crate::cli::{Concurrency, OnOff, ServeArgs};
 use crate::run;
 use provetop_telemetry::config::Budget;
 
-pub use request::{
-    check_fields as check_request, curio_priority, prepare as prepare_request, priority,
-    proof_kind, prover_id_of_miner, size_note,
-};
+// The wire's mapping, where other commands have found it.
+pub use crate::cuzk::{curio_priority, proof_kind, prover_id_of_miner};
 pub use served::short_kind;
 
 /// The largest message either way, checked by tonic before it allocates the message: Curio's
 /// client's limit.
-pub(crate) const MAX_MESSAGE: usize = request::MAX_MESSAGE;
+pub(crate) const MAX_MESSAGE: usize = crate::cuzk::MAX_MESSAGE;
 
 /// Filecoin's parameter folder when neither flag, config file nor
 /// `$FIL_PROOFS_PARAMETER_CACHE` says: filecoin-proofs' own default.

@@ -6,7 +6,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use parking_lot::Mutex;
-use provetop_engine::circuit::{external, Workload};
+use provetop_engine::circuit::{external::External, Workload};
 use provetop_engine::params::residency::{SetStatus, Tier};
 use provetop_engine::pipeline::EngineHandle;
 use provetop_porep::{Kind, Prepared, Registered, SectorSize};
@@ -25,6 +25,9 @@ pub struct ParamSets {
     used: Mutex<HashMap<String, Instant>>,
     /// `[serve] sets`: the sets `PreloadSRS` may load; None: see [`ParamSets::may_preload`].
     sets: Option<Vec<String>>,
+    /// Each kind and size's circuit under its canonical name: the first request's stands for
+    /// every one of them (they share a shape), so its parameters load without a request.
+    canonical: Mutex<HashMap<String, External>>,
 }
 
 /// One set as `GetStatus` lists it.
@@ -50,6 +53,7 @@ impl ParamSets {
             dir,
             used: Mutex::default(),
             sets,
+            canonical: Mutex::default(),
         }
     }
 
@@ -66,7 +70,14 @@ impl ParamSets {
             )),
             None if matches!(size, SectorSize::S2KiB) => Ok(()),
             None => match Kind::of_circuit_id(id) {
-                Ok((kind, _)) if external::get(&Self::canonical(kind, size)).is_ok() => Ok(()),
+                Ok((kind, _))
+                    if self
+                        .canonical
+                        .lock()
+                        .contains_key(&Self::canonical(kind, size)) =>
+                {
+                    Ok(())
+                }
                 _ => Err(format!(
                     "`{shown}` is not a set this server proves yet: PreloadSRS loads a 2KiB \
                      set, one a request has used, or one `[serve] sets` names"
@@ -91,9 +102,15 @@ impl ParamSets {
         format!("{kind}-{size}")
     }
 
-    fn workload(kind: Kind, size: SectorSize) -> Workload {
+    /// The canonical circuit of a kind and size, taken from `source` the first time.
+    fn workload(&self, kind: Kind, size: SectorSize, source: &External) -> Workload {
+        let name = Self::canonical(kind, size);
+        let mut known = self.canonical.lock();
+        let circuit = known
+            .entry(name.clone())
+            .or_insert_with(|| source.renamed(name));
         Workload::External {
-            circuit: Self::canonical(kind, size),
+            circuit: circuit.clone(),
         }
     }
 
@@ -111,14 +128,14 @@ impl ParamSets {
     /// circuit of theirs (a request's) whose shape they are made for, and `file` Filecoin's
     /// file of them, where it names one. Returns whether they were hot already.
     pub fn ensure(&self, kind: Kind, size: SectorSize, source: &Registered) -> Result<bool> {
-        self.ensure_named(kind, size, &source.name, source.params_file.as_ref())
+        self.ensure_named(kind, size, &source.circuit, source.params_file.as_ref())
     }
 
     fn ensure_named(
         &self,
         kind: Kind,
         size: SectorSize,
-        source_name: &str,
+        source: &External,
         file: Option<&PathBuf>,
     ) -> Result<bool> {
         let id = kind.circuit_id(size);
@@ -129,13 +146,8 @@ impl ParamSets {
         {
             return Ok(true);
         }
-        let canonical = Self::canonical(kind, size);
-        if external::get(&canonical).is_err() {
-            // Every proof of a kind and size has the same circuit shape: the request's stands
-            // for it.
-            external::register(&canonical, external::get(source_name)?);
-        }
-        let workload = Self::workload(kind, size);
+        // Every proof of a kind and size has the same circuit shape: the request's stands for it.
+        let workload = self.workload(kind, size, source);
         if let Some(file) = file {
             self.engine.store().use_file(&workload, file.clone());
         }
@@ -168,26 +180,34 @@ impl ParamSets {
     pub fn preload(&self, kind: Kind, size: SectorSize) -> Result<(bool, u64)> {
         let id = kind.circuit_id(size);
         let canonical = Self::canonical(kind, size);
-        if external::get(&canonical).is_err() {
-            if !size.sealable() {
-                bail!("{id}: its circuit is known from a request's vanilla proofs; send one first");
+        let known = self.canonical.lock().get(&canonical).cloned();
+        let circuit = match known {
+            Some(c) => c,
+            None => {
+                if !size.sealable() {
+                    bail!(
+                        "{id}: its circuit is known from a request's vanilla proofs; send one first"
+                    );
+                }
+                // The test sector's circuit stands for the kind and size; its statement is not
+                // needed here.
+                let sealed = provetop_porep::prepared::prepare_sealed(
+                    kind,
+                    size,
+                    0,
+                    self.dir.as_deref(),
+                    &|m| tracing::info!("{kind}: {m}"),
+                )?;
+                let circuits = sealed.circuits();
+                if let Some(file) = &circuits.params_file {
+                    let workload = self.workload(kind, size, &circuits.circuit);
+                    self.engine.store().use_file(&workload, file.clone());
+                }
+                circuits.circuit.clone()
             }
-            // Registered as `canonical`; the statement itself is not needed here.
-            let sealed = provetop_porep::prepared::prepare_sealed(
-                kind,
-                size,
-                0,
-                self.dir.as_deref(),
-                &|m| tracing::info!("{kind}: {m}"),
-            )?;
-            if let Some(file) = &sealed.circuits().params_file {
-                self.engine
-                    .store()
-                    .use_file(&Self::workload(kind, size), file.clone());
-            }
-        }
+        };
         let start = Instant::now();
-        let already = self.ensure_named(kind, size, &canonical, None)?;
+        let already = self.ensure_named(kind, size, &circuit, None)?;
         Ok((already, start.elapsed().as_millis() as u64))
     }
 
@@ -245,7 +265,10 @@ impl ParamSets {
         let key = self
             .engine
             .store()
-            .get(&Self::workload(kind, size), &quiet)
+            .get(
+                &self.workload(kind, size, &proof.circuits().circuit),
+                &quiet,
+            )
             .with_context(|| format!("the key of {}", kind.circuit_id(size)))?;
         proof
             .verify(&key.params.vk, bytes)?

@@ -2,7 +2,6 @@
 //! `[engine]` settings (and the jobs kept in flight); a table of what was tried, the best
 //! configuration, and `--write` to save it. The search itself is in `search`.
 
-pub mod budget;
 mod output;
 mod run_loop;
 mod search;

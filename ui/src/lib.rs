@@ -11,6 +11,7 @@ pub mod app;
 pub mod colours;
 pub mod config_edit;
 pub mod fleet;
+pub mod fmt;
 pub mod keys;
 pub mod replay;
 pub mod settings;

@@ -1,11 +1,10 @@
 //! Circuits that live outside the engine, such as Filecoin's PoRep: a crate builds a
-//! [`CircuitSource`] (from a C1 file, say) and registers it under a name; the workload
-//! `Workload::External { circuit }` then proves it like a built-in one.
+//! [`CircuitSource`] (from a C1 file, say) and names it as an [`External`]; the workload
+//! `Workload::External { circuit }` then carries it through the pipeline with its job and
+//! proves it like a built-in one. Nothing outlives the jobs that hold it.
 
-use anyhow::{anyhow, Result};
-use parking_lot::Mutex;
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use anyhow::Result;
+use std::sync::Arc;
 
 use super::precompiled::{Precompiled, Witness};
 use super::{Assignment, Shape};
@@ -35,28 +34,64 @@ pub trait CircuitSource: Send + Sync {
     }
 }
 
-fn registry() -> &'static Mutex<HashMap<String, Arc<dyn CircuitSource>>> {
-    static REGISTRY: OnceLock<Mutex<HashMap<String, Arc<dyn CircuitSource>>>> = OnceLock::new();
-    REGISTRY.get_or_init(Mutex::default)
+/// A circuit from outside the engine as the job that proves it carries it: the source, and the
+/// name that labels its jobs and keys its parameters in the cache (circuits of one kind and size
+/// share a name, and their parameters).
+#[derive(Clone)]
+pub struct External {
+    name: String,
+    source: Arc<dyn CircuitSource>,
 }
 
-/// Makes `source` provable as `Workload::External { circuit }`; a later source of the same name
-/// replaces it.
-pub fn register(name: &str, source: Arc<dyn CircuitSource>) {
-    registry().lock().insert(name.to_string(), source);
+impl External {
+    /// `source`, proved under `name`.
+    pub fn new(name: impl Into<String>, source: Arc<dyn CircuitSource>) -> External {
+        External {
+            name: name.into(),
+            source,
+        }
+    }
+
+    /// The same circuit under another name (a kind and size's canonical one).
+    pub fn renamed(&self, name: impl Into<String>) -> External {
+        External::new(name, self.source.clone())
+    }
+
+    /// The name its jobs and parameters go by.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What builds its partitions.
+    pub fn source(&self) -> &dyn CircuitSource {
+        &*self.source
+    }
 }
 
-/// Forgets the source registered as `name` (a served request's, once its proof is done);
-/// whether there was one.
-pub fn unregister(name: &str) -> bool {
-    registry().lock().remove(name).is_some()
+impl std::fmt::Debug for External {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("External").field(&self.name).finish()
+    }
 }
 
-/// The source registered as `name`; an error naming it when none is.
-pub fn get(name: &str) -> Result<Arc<dyn CircuitSource>> {
-    registry()
-        .lock()
-        .get(name)
-        .cloned()
-        .ok_or_else(|| anyhow!("no circuit named `{name}` is registered"))
+/// The same name and the very same source: two requests' circuits are never equal.
+impl PartialEq for External {
+    fn eq(&self, other: &External) -> bool {
+        self.name == other.name && Arc::ptr_eq(&self.source, &other.source)
+    }
+}
+
+impl Eq for External {}
+
+impl std::hash::Hash for External {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+/// Written as its name, which is all a report or a recording can keep of it.
+impl serde::Serialize for External {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name)
+    }
 }

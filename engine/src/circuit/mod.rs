@@ -1,60 +1,18 @@
 //! Workloads and synthesis: every built-in circuit, deterministic from a seed, turned into the
 //! A/B/C evaluations, assignments and densities the prover consumes.
 
-/// Namespaces only name things: none of our constraint systems keeps names.
-macro_rules! namespaces_ignored {
-    () => {
-        fn push_namespace<NR, N>(&mut self, _: N)
-        where
-            NR: Into<String>,
-            N: FnOnce() -> NR,
-        {
-        }
-
-        fn pop_namespace(&mut self) {}
-
-        fn get_root(&mut self) -> &mut Self::Root {
-            self
-        }
-    };
-}
-pub(crate) use namespaces_ignored;
-
-/// Allocation for constraint systems that count variables and never look at their values.
-macro_rules! counting_alloc {
-    () => {
-        fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-        where
-            F: FnOnce() -> Result<Scalar, SynthesisError>,
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-        {
-            self.num_aux += 1;
-            Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
-        }
-
-        fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-        where
-            F: FnOnce() -> Result<Scalar, SynthesisError>,
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-        {
-            self.num_inputs += 1;
-            Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
-        }
-    };
-}
-pub(crate) use counting_alloc;
+// Shared with params' constraint systems, which must not reach up into circuits.
+pub(crate) use crate::constraint_system::{counting_alloc, namespaces_ignored};
 
 mod assignment;
 pub mod external;
 pub mod precompiled;
 pub mod sha256;
-pub mod shape;
 pub mod synthetic;
 
 pub use assignment::{is_satisfied, par_columns, par_columns_into, Assignment, Density, ProvingCs};
-pub use shape::Shape;
+// The shape keys the parameters, so it lives with them; found here as ever.
+pub use crate::params::shape::{self, Shape};
 
 use anyhow::{bail, Result};
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
@@ -82,16 +40,17 @@ pub enum Workload {
         /// log2 of the domain the rows and inputs fill, 4..=27.
         log2_constraints: u32,
     },
-    /// A circuit registered from outside the engine (see [`external`]), such as a PoRep C2.
+    /// A circuit from outside the engine (see [`external`]), such as a PoRep C2, carried by
+    /// its jobs. Never read from a file: only its name is written.
+    #[serde(skip_deserializing)]
     External {
-        /// The name the circuit was registered under.
-        circuit: String,
+        /// The circuit and its name.
+        circuit: external::External,
     },
 }
 
 impl Workload {
-    /// Checks the workload's size is in range (blocks 1..=4096, log2_constraints 4..=27) and that
-    /// an external circuit is registered.
+    /// Checks the workload's size is in range (blocks 1..=4096, log2_constraints 4..=27).
     pub fn validate(&self) -> Result<()> {
         match *self {
             Workload::Sha256 { blocks } if blocks == 0 || blocks > 4096 => {
@@ -102,7 +61,6 @@ impl Workload {
             } if !(4..=27).contains(&k) => {
                 bail!("--log2-constraints must be between 4 and 27, got {k}")
             }
-            Workload::External { ref circuit } => external::get(circuit).map(|_| ()),
             _ => Ok(()),
         }
     }
@@ -112,7 +70,7 @@ impl Workload {
         match self {
             Workload::Sha256 { blocks } => format!("sha256-b{blocks}"),
             Workload::Synthetic { log2_constraints } => format!("synthetic-k{log2_constraints}"),
-            Workload::External { circuit } => circuit.clone(),
+            Workload::External { circuit } => circuit.name().to_string(),
         }
     }
 
@@ -122,9 +80,7 @@ impl Workload {
         match self {
             Workload::Sha256 { .. } => "sha256".into(),
             Workload::Synthetic { .. } => "synthetic".into(),
-            Workload::External { circuit } => external::get(circuit)
-                .map(|s| s.kind().to_string())
-                .unwrap_or_else(|_| "external".into()),
+            Workload::External { circuit } => circuit.source().kind().to_string(),
         }
     }
 
@@ -137,7 +93,8 @@ impl Workload {
                 AnyCircuit::Synthetic(SyntheticCircuit::new(log2_constraints, seed))
             }
             Workload::External { ref circuit } => {
-                bail!("`{circuit}` is proved through its registered source, not a built-in circuit")
+                let name = circuit.name();
+                bail!("`{name}` is proved through its own source, not a built-in circuit")
             }
         })
     }
@@ -169,7 +126,7 @@ impl Workload {
                 room(&abc, circuit.num_rows())?;
                 return Ok(circuit.synthesize_parallel_into(abc));
             }
-            Workload::External { ref circuit } => external::get(circuit)?.synthesize(partition)?,
+            Workload::External { ref circuit } => circuit.source().synthesize(partition)?,
             _ => synthesize_generic(self.circuit(seed)?)?,
         };
         room(&abc, asg.num_rows())?;
@@ -186,7 +143,7 @@ impl Workload {
             Workload::Synthetic { log2_constraints } => {
                 Ok(SyntheticCircuit::new(log2_constraints, seed).witness())
             }
-            Workload::External { ref circuit } => external::get(circuit)?.witness(partition),
+            Workload::External { ref circuit } => circuit.source().witness(partition),
             Workload::Sha256 { blocks } => Ok(Sha256Circuit::new(blocks, seed).witness()),
         }
     }
@@ -194,7 +151,7 @@ impl Workload {
     /// The constraint structure recorded as matrices (see [`precompiled`]), for `shape`.
     pub fn record(&self, shape: &Shape, progress: Progress) -> Result<Precompiled> {
         match *self {
-            Workload::External { ref circuit } => external::get(circuit)?.record(shape, progress),
+            Workload::External { ref circuit } => circuit.source().record(shape, progress),
             _ => precompiled::record(self.circuit(0)?, shape, progress),
         }
     }
@@ -204,7 +161,7 @@ impl Workload {
         match *self {
             // The synthetic structure is a pure function of k and the generator's version.
             Workload::Synthetic { log2_constraints } => Ok(synthetic::shape(log2_constraints)),
-            Workload::External { ref circuit } => external::get(circuit)?.shape(),
+            Workload::External { ref circuit } => circuit.source().shape(),
             _ => Shape::of(self.circuit(0)?),
         }
     }
@@ -219,9 +176,7 @@ impl Workload {
     ) -> Result<Parameters> {
         let rng = &mut OsRng;
         match *self {
-            Workload::External { ref circuit } => {
-                external::get(circuit)?.generate_params(shape, progress)
-            }
+            Workload::External { ref circuit } => circuit.source().generate_params(shape, progress),
             Workload::Synthetic { log2_constraints } => {
                 let circuit = SyntheticCircuit::new(log2_constraints, 0);
                 setup::generate_with(shape, rng, progress, products, |lagrange| {

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{io, setup, Parameters};
-use crate::circuit::{Shape, Workload};
+use super::{io, Parameters, Shape};
 
 /// Where parameters came from, for the report.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -66,26 +65,23 @@ impl ParamsCache {
         &self.dir
     }
 
-    /// The file of `workload`'s parameters: `<label>-<first 16 hex digits of the digest>.params` in
-    /// `dir`.
-    pub fn path_for(&self, workload: &Workload, shape: &Shape) -> PathBuf {
-        self.dir.join(format!(
-            "{}-{}.params",
-            workload.label(),
-            &shape.digest[..16]
-        ))
+    /// The file of the parameters of the workload labelled `label`: `<label>-<first 16 hex
+    /// digits of the digest>.params` in `dir`.
+    pub fn path_for(&self, label: &str, shape: &Shape) -> PathBuf {
+        self.dir
+            .join(format!("{label}-{}.params", &shape.digest[..16]))
     }
 
-    /// Loads cached parameters for `workload`, or generates and caches them. A damaged cache
-    /// file is reported and replaced; a cache that cannot be written costs only the caching.
+    /// Loads cached parameters for the workload labelled `label`, or makes them with `generate`
+    /// and caches them. A damaged cache file is reported and replaced; a cache that cannot be
+    /// written costs only the caching.
     pub fn load_or_generate(
         &self,
-        workload: &Workload,
+        label: &str,
         shape: &Shape,
-        progress: setup::Progress,
-        products: &dyn setup::Products,
+        generate: impl FnOnce() -> Result<Parameters>,
     ) -> Result<(Arc<Parameters>, Origin)> {
-        let path = self.path_for(workload, shape);
+        let path = self.path_for(label, shape);
         let start = Instant::now();
         if path.exists() {
             match io::load_params(&path).and_then(|p| check_matches(&p, shape).map(|_| p)) {
@@ -99,7 +95,7 @@ impl ParamsCache {
                 ),
             }
         }
-        let params = workload.generate_params(shape, progress, products)?;
+        let params = generate()?;
         let seconds = start.elapsed().as_secs_f64();
         let saved = std::fs::create_dir_all(&self.dir)
             .map_err(anyhow::Error::from)

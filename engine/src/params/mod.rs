@@ -7,11 +7,13 @@ pub mod io;
 mod prepared;
 pub mod residency;
 pub mod setup;
-pub mod store;
+pub mod shape;
 
 use blstrs::{G1Affine, G2Affine};
+use std::sync::Arc;
 
 pub use prepared::PreparedVerifyingKey;
+pub use shape::Shape;
 
 /// The verifying key, as bellperson's `VerifyingKey`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,4 +63,16 @@ impl Parameters {
     pub fn log2_domain(&self) -> u32 {
         (self.h.len() + 1).trailing_zeros()
     }
+}
+
+/// One circuit shape's parameters as every job of that shape shares them.
+pub struct Loaded {
+    /// The proving key.
+    pub params: Arc<Parameters>,
+    /// The verifying key prepared for pairing checks.
+    pub pvk: Arc<PreparedVerifyingKey>,
+    /// The shape the parameters are for.
+    pub shape: Shape,
+    /// Where they came from and how long that took.
+    pub origin: cache::Origin,
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::cache::Origin;
-use super::store::Loaded;
+use super::Loaded;
 
 /// A set's tier; `code` is cuzk's `SRSStatus.Tier` number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

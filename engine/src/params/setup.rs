@@ -13,8 +13,8 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::fixed_base::{FixedBase, TableCurve};
+use super::Shape;
 use super::{Parameters, VerifyingKey};
-use crate::circuit::Shape;
 use crate::domain::Domain;
 
 /// Where a long setup reports: (stage, done, total).
@@ -325,7 +325,7 @@ fn accumulate(
 impl ConstraintSystem<Scalar> for EvalCs<'_> {
     type Root = Self;
 
-    crate::circuit::counting_alloc!();
+    crate::constraint_system::counting_alloc!();
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
     where
@@ -347,7 +347,7 @@ impl ConstraintSystem<Scalar> for EvalCs<'_> {
         accumulate(slot, &c(LinearCombination::zero()), l, &mut self.ct);
     }
 
-    crate::circuit::namespaces_ignored!();
+    crate::constraint_system::namespaces_ignored!();
 }
 
 /// `n` independent uniformly random G1 points (random multiples of the generator), for tests
@@ -357,23 +357,4 @@ pub fn random_g1(n: usize, seed: u64) -> Vec<blstrs::G1Affine> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let scalars: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut rng)).collect();
     FixedBase::<G1Projective>::new(G1Projective::generator(), n).mul_many(&scalars, &|_| {})
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::circuit::synthetic::SyntheticCircuit;
-    use rand::SeedableRng;
-
-    #[test]
-    fn the_synthetic_circuit_evaluates_in_parallel_as_row_by_row() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-        for k in [4, 6, 10] {
-            let circuit = SyntheticCircuit::new(k, 1);
-            let shape = circuit.shape();
-            let lagrange: Vec<Scalar> = (0..1 << k).map(|_| Scalar::random(&mut rng)).collect();
-            let want = evaluate(circuit.clone(), &shape, &lagrange).unwrap();
-            assert_eq!(circuit.evaluate_at(&lagrange), want, "k = {k}");
-        }
-    }
 }

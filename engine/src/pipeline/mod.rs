@@ -23,8 +23,8 @@ use std::sync::Arc;
 use crate::backend::BackendKind;
 use crate::circuit::Workload;
 use crate::config::{ConfigError, EngineConfig};
-use crate::params::store::ParamsStore;
 use crate::prover::Proof;
+use crate::store::ParamsStore;
 use crate::telemetry::samplers::Depths;
 use crate::telemetry::{Bus, Clock, ConfigChange, ProofRecord};
 use state::State;
@@ -295,7 +295,7 @@ impl EngineHandle {
     /// the witness staged instead). Returns the bytes set aside.
     pub fn reserve_prestage(
         &self,
-        loaded: &crate::params::store::Loaded,
+        loaded: &crate::store::Loaded,
         precompiled: bool,
     ) -> Result<u64> {
         let st = self.shared.state.lock();

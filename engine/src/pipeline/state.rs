@@ -16,7 +16,7 @@ use crate::circuit::Assignment;
 use crate::config::{Budget, EngineConfig};
 use crate::hostmem::available_memory;
 use crate::memory::{MemoryBudget, Reservation};
-use crate::params::store::Loaded;
+use crate::store::Loaded;
 use crate::telemetry::{ConfigChange, Stage};
 
 /// Synthesised partitions that may wait for a device, beyond those in synthesis. Keeps host

@@ -19,7 +19,7 @@ use crate::telemetry::{Event, JobEvent, JobState, Lane, ProofRecord, Span, Stage
 
 /// What a partition of `loaded`'s shape prestages: a, b and c, or, `deferred` (evaluated in
 /// the region), the witness; and its L, A and B MSMs' scalars.
-pub(super) fn stage_plan(loaded: &crate::params::store::Loaded, deferred: bool) -> StagePlan {
+pub(super) fn stage_plan(loaded: &crate::store::Loaded, deferred: bool) -> StagePlan {
     let (p, shape) = (&loaded.params, &loaded.shape);
     StagePlan {
         rows: shape.num_rows(),
@@ -251,7 +251,7 @@ fn dispatch(shared: Arc<Shared>) {
 struct Work {
     ticket: Ticket,
     spec: JobSpec,
-    loaded: Arc<crate::params::store::Loaded>,
+    loaded: Arc<crate::store::Loaded>,
     precompiled: Option<Arc<Precompiled>>,
     /// Its a, b and c are left to the region: synthesis computes the witness alone.
     deferred: bool,

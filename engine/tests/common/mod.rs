@@ -7,8 +7,8 @@
 use provetop_engine::backend::Executor;
 use provetop_engine::circuit::Workload;
 use provetop_engine::config::EngineConfig;
-use provetop_engine::params::store::ParamsStore;
 use provetop_engine::pipeline::{EngineHandle, JobSpec, Outcome, PartitionResult};
+use provetop_engine::store::ParamsStore;
 use provetop_engine::telemetry::{Bus, Clock};
 use std::path::Path;
 use std::sync::Arc;

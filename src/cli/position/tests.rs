@@ -164,7 +164,7 @@ fn engine_flags_before_bench_are_benchs() {
         panic!("bench")
     };
     assert_eq!(
-        b.session.config.as_deref(),
+        b.run.session.config.as_deref(),
         Some(std::path::Path::new("bench"))
     );
 }

@@ -22,8 +22,6 @@ pub enum Phase {
 
 /// One request.
 pub struct Entry {
-    /// The engine's name of its circuit ([`crate::serve::request::circuit_name`]).
-    pub circuit: String,
     /// What the request asked for ([`crate::serve::identity::digest`]): a retry must match it.
     pub digest: [u8; 32],
     pub kind: ProofKind,

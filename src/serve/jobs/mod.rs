@@ -5,7 +5,6 @@
 
 use anyhow::Result;
 use parking_lot::{Condvar, Mutex};
-use provetop_engine::circuit::Workload;
 use provetop_engine::pipeline::{EngineHandle, JobId, JobSpec, Priority};
 use provetop_proto::cuzk::v1::await_proof_response::Status as Done;
 use provetop_proto::cuzk::v1::{AwaitProofResponse, ProofKind, SubmitProofRequest};
@@ -23,7 +22,7 @@ use super::admission::{Limits, Load};
 use super::cuzk_metrics::Tally;
 use super::identity::{self, shown, Refusal};
 use super::params::ParamSets;
-use super::request;
+use crate::cuzk as request;
 
 /// Finished requests remembered for `AwaitProof` and retries, oldest forgotten first.
 const KEEP_FINISHED: usize = 1024;
@@ -89,9 +88,10 @@ impl Jobs {
     /// a request whose vanilla proofs do not verify is a job answered FAILED with the reason
     /// before this returns.
     pub fn submit(&self, r: &SubmitProofRequest) -> Result<Accepted, Refusal> {
-        let (kind, size) =
-            request::check_fields(r).map_err(|e| Refusal::Invalid(format!("{e:#}")))?;
-        if let Some(note) = request::size_note(r, size) {
+        // Checked once, here; building the proof below takes what the checks found.
+        let (req, checked) = request::checked(r).map_err(|e| Refusal::Invalid(format!("{e:#}")))?;
+        let (kind, size) = (checked.kind, checked.size);
+        if let Some(note) = request::size_note(&req, size) {
             tracing::warn!("serve: {}: {note}", shown(&r.request_id));
         }
         let digest = identity::digest(r);
@@ -122,12 +122,10 @@ impl Jobs {
             self.limits.admit(waiting(&st), priority, bytes)?;
             let (answer, _) = watch::channel(None);
             st.accepted += 1;
-            let circuit = request::circuit_name(wire, st.accepted, &job_id);
-            let name = circuit.clone();
+            let name = request::circuit_name(wire, st.accepted, &job_id);
             st.entries.insert(
                 job_id.clone(),
                 Entry {
-                    circuit,
                     digest,
                     kind: wire,
                     priority,
@@ -148,14 +146,13 @@ impl Jobs {
             (job_id, name)
         };
         // Built outside the lock: parsing a 32 GiB sector's vanilla proofs takes a while.
-        let built = request::prepare(r, self.params_dir.as_deref(), &name);
+        let built = req.prepare(checked, self.params_dir.as_deref(), &name);
         let mut st = self.inner.lock();
         let Some(e) = st.entries.get_mut(&job_id) else {
             return Err(Refusal::Invalid("forgotten while being checked".into()));
         };
         match built {
             Err(err) => {
-                provetop_engine::circuit::external::unregister(&name);
                 let msg = format!("{err:#}");
                 if err.chain().any(|c| c.is::<provetop_porep::MissingParams>()) {
                     // Not a job: the same request is welcome once the file is there. A retry
@@ -175,8 +172,7 @@ impl Jobs {
                 finish(&mut st, &job_id, Done::Failed, vec![], msg);
             }
             Ok(_) if !matches!(e.phase, Phase::Checking) => {
-                // Cancelled while it was being checked.
-                provetop_engine::circuit::external::unregister(&name);
+                // Cancelled while it was being checked: its circuit goes with `built`.
             }
             Ok(p) => {
                 e.proofs = vec![None; p.circuits().partitions as usize];
@@ -238,7 +234,6 @@ impl Jobs {
     pub fn cancel(&self, job_id: &str) -> Option<bool> {
         let mut st = self.inner.lock();
         let e = st.entries.get(job_id)?;
-        let circuit = e.circuit.clone();
         match e.phase {
             Phase::Finished => None,
             Phase::Running => {
@@ -249,7 +244,6 @@ impl Jobs {
             }
             Phase::Checking | Phase::Queued => {
                 st.queue.retain(|q| q != job_id);
-                provetop_engine::circuit::external::unregister(&circuit);
                 finish(&mut st, job_id, Done::Cancelled, vec![], "cancelled".into());
                 Some(false)
             }
@@ -449,9 +443,7 @@ impl Jobs {
             let loaded = self.params.ensure(proof.kind(), proof.size(), circuits);
             let srs_load_ms = started.elapsed().as_millis() as u64;
             let spec = JobSpec {
-                workload: Workload::External {
-                    circuit: circuits.name.clone(),
-                },
+                workload: circuits.workload(),
                 partitions: circuits.partitions,
                 seed: 0,
                 priority,
@@ -517,7 +509,7 @@ impl Jobs {
     /// Runs on the outcome thread: a job ended. Its proofs, all verified by the engine, are
     /// checked once more by filecoin-proofs (its verifier of the kind) before the answer goes out.
     pub fn job_done(&self, job: JobId, failed: u32, cancelled: u32) {
-        let (job_id, circuit, proof, proofs) = {
+        let (job_id, proof, proofs) = {
             let mut st = self.inner.lock();
             let Some(id) = st.by_engine.remove(&job) else {
                 return;
@@ -531,7 +523,7 @@ impl Jobs {
                 .cloned()
                 .collect::<Option<Vec<_>>>()
                 .map(|v| v.concat());
-            (id, e.circuit.clone(), e.proof.clone(), proofs)
+            (id, e.proof.clone(), proofs)
         };
         let verdict = match (cancelled, failed, proof, proofs) {
             (c, _, _, _) if c > 0 => (Done::Cancelled, vec![], "cancelled".to_string()),
@@ -559,7 +551,6 @@ impl Jobs {
             tracing::warn!("serve: {job_id} failed: {}", verdict.2);
             st.proof_failed += 1;
         }
-        provetop_engine::circuit::external::unregister(&circuit);
         finish(&mut st, &job_id, verdict.0, verdict.1, verdict.2);
     }
 }

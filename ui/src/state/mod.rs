@@ -3,11 +3,13 @@
 //! history the dashboard keeps.
 
 mod config;
+pub mod form;
 mod logs;
 mod pipeline;
 mod ring;
 mod samples;
 mod timeline;
+pub mod ui;
 
 pub use config::ConfigState;
 pub use logs::{LogEntry, Logs};
@@ -165,7 +167,7 @@ impl State {
             message: format!(
                 "not recorded: {} over {} (the recorder fell behind)",
                 h.describe(),
-                crate::view::fmt::nanos(h.to.saturating_sub(h.from))
+                crate::fmt::nanos(h.to.saturating_sub(h.from))
             ),
         });
         self.now = self.now.max(h.to);

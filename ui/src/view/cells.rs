@@ -9,7 +9,7 @@ use provetop_telemetry::{Nanos, Stage};
 
 use super::fmt;
 use super::timeline::LanesGeom;
-use crate::app::Ui;
+use crate::state::ui::Ui;
 use crate::state::{Gap, LaneKind, LaneRef, State};
 use crate::theme::{Theme, ALL_STAGES};
 

@@ -10,8 +10,8 @@ use provetop_telemetry::Nanos;
 use super::cells::cell_line;
 use super::fmt;
 use super::timeline::{min_gap, LanesGeom};
-use crate::app::Ui;
 use crate::keys::Action;
+use crate::state::ui::Ui;
 use crate::state::{Gap, State};
 use crate::theme::{Theme, ALL_STAGES};
 

@@ -8,8 +8,8 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{fmt, Regions};
-use crate::app::{Link, Pane, PromptKind, RemoteStatus, RunPhase, Ui, View, VIEWS};
 use crate::keys::Action;
+use crate::state::ui::{Link, Pane, PromptKind, RemoteStatus, RunPhase, Ui, View, VIEWS};
 use crate::state::State;
 use crate::theme::Theme;
 use provetop_telemetry::Nanos;

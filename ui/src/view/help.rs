@@ -7,8 +7,8 @@ use ratatui::widgets::{Clear, Paragraph};
 use ratatui::Frame;
 
 use super::widgets::{block, centered, label};
-use crate::app::Ui;
 use crate::keys::ACTIONS;
+use crate::state::ui::Ui;
 use crate::theme::Theme;
 
 pub fn draw(f: &mut Frame, area: Rect, theme: &Theme, ui: &Ui) {

@@ -11,7 +11,7 @@ use provetop_telemetry::Nanos;
 
 use super::fmt;
 use super::widgets::{block, label};
-use crate::app::{Pane, Ui};
+use crate::state::ui::{Pane, Ui};
 use crate::state::{LogEntry, State};
 use crate::theme::Theme;
 

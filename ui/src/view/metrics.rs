@@ -13,7 +13,7 @@ use provetop_telemetry::metrics as m;
 
 use super::fmt;
 use super::widgets::{block, gauge_spans, label, sparkline, value};
-use crate::app::{Pane, Ui};
+use crate::state::ui::{Pane, Ui};
 use crate::state::{DeviceTimeline, State};
 use crate::theme::Theme;
 

@@ -3,7 +3,6 @@
 
 mod cells;
 mod detail;
-pub mod fmt;
 mod header;
 mod help;
 mod kinds;
@@ -19,7 +18,10 @@ use ratatui::text::Line;
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::app::{Pane, Ui, View};
+// Formatting has always been found here too.
+pub use crate::fmt;
+
+use crate::state::ui::{Pane, Ui, View};
 use crate::state::State;
 use crate::theme::Theme;
 

@@ -12,7 +12,7 @@ use provetop_telemetry::JobState;
 
 use super::widgets::{block, label, sparkline, value};
 use super::{fmt, ListGeom, Regions, WIDE};
-use crate::app::{Pane, Ui, SECOND};
+use crate::state::ui::{Pane, Ui, SECOND};
 use crate::state::{JobRow, State, MEDIAN_OVER};
 use crate::theme::Theme;
 

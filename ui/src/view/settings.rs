@@ -15,7 +15,8 @@ use provetop_telemetry::Nanos;
 
 use super::widgets::{block, label};
 use super::{fmt, ListGeom, Regions, WIDE};
-use crate::app::{field_kind, FieldKind, Pane, Row, Ui, ROWS};
+use crate::state::form::{field_kind, FieldKind, Row, ROWS};
+use crate::state::ui::{Pane, Ui};
 use crate::state::State;
 use crate::theme::Theme;
 

@@ -15,8 +15,8 @@ use super::cells::lane_cells;
 use super::detail::{detail_lines, legend_rows, stages_seen};
 use super::widgets::block;
 use super::{fmt, log, metrics, pipeline, Regions};
-use crate::app::{Pane, Ui, SECOND};
 use crate::keys::Action;
+use crate::state::ui::{Pane, Ui, SECOND};
 use crate::state::{Gap, LaneKind, LaneRef, State};
 use crate::theme::Theme;
 

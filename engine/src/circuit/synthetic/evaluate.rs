@@ -129,3 +129,23 @@ impl SyntheticCircuit {
         cols
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::setup::evaluate;
+    use ff::Field;
+    use rand::SeedableRng;
+
+    #[test]
+    fn the_synthetic_circuit_evaluates_in_parallel_as_row_by_row() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for k in [4, 6, 10] {
+            let circuit = SyntheticCircuit::new(k, 1);
+            let shape = circuit.shape();
+            let lagrange: Vec<Scalar> = (0..1 << k).map(|_| Scalar::random(&mut rng)).collect();
+            let want = evaluate(circuit.clone(), &shape, &lagrange).unwrap();
+            assert_eq!(circuit.evaluate_at(&lagrange), want, "k = {k}");
+        }
+    }
+}

@@ -90,7 +90,7 @@ impl ShapeCs {
 impl ConstraintSystem<Scalar> for ShapeCs {
     type Root = Self;
 
-    crate::circuit::counting_alloc!();
+    crate::constraint_system::counting_alloc!();
 
     fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
     where
@@ -106,5 +106,5 @@ impl ConstraintSystem<Scalar> for ShapeCs {
         self.hash_lc(b'c', &c(LinearCombination::zero()));
     }
 
-    crate::circuit::namespaces_ignored!();
+    crate::constraint_system::namespaces_ignored!();
 }

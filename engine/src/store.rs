@@ -9,24 +9,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::cache::{check_counts, check_matches, Origin, ParamsCache};
-use super::residency::{SetStatus, Sets};
-use super::PreparedVerifyingKey;
-use super::{io, setup, Parameters};
 use crate::circuit::precompiled::{CircuitCache, Precompiled};
-use crate::circuit::{Shape, Workload};
+use crate::circuit::Workload;
+use crate::params::cache::{check_counts, check_matches, Origin, ParamsCache};
+use crate::params::residency::{SetStatus, Sets};
+use crate::params::PreparedVerifyingKey;
+use crate::params::{io, setup};
 
-/// One circuit shape's parameters as every job of that shape shares them.
-pub struct Loaded {
-    /// The proving key.
-    pub params: Arc<Parameters>,
-    /// The verifying key prepared for pairing checks.
-    pub pvk: Arc<PreparedVerifyingKey>,
-    /// The shape the parameters are for.
-    pub shape: Shape,
-    /// Where they came from and how long that took.
-    pub origin: Origin,
-}
+// Loaded is the parameters' own type; found here as ever.
+pub use crate::params::Loaded;
 
 /// The parameters and recorded circuits of every shape in use, loaded or made once each and shared
 /// by every job.
@@ -136,7 +127,7 @@ impl ParamsStore {
             if let Some(l) = sets.get(&shape.digest) {
                 return Ok(l);
             }
-            let file = (named.clone()).unwrap_or_else(|| self.cache.path_for(workload, &shape));
+            let file = (named.clone()).unwrap_or_else(|| self.cache.path_for(&name, &shape));
             let need = sets.estimate(&shape.digest, &file);
             sets.make_room(need, &name)?;
         }
@@ -162,8 +153,9 @@ impl ParamsStore {
             }
             None => {
                 let products = self.products.lock().clone();
-                self.cache
-                    .load_or_generate(workload, &shape, progress, &*products)?
+                self.cache.load_or_generate(&name, &shape, || {
+                    workload.generate_params(&shape, progress, &*products)
+                })?
             }
         };
         let loaded = Arc::new(Loaded {
