@@ -27,7 +27,7 @@ fail() {
     echo "FAIL: $*" >&2
     for w in alice bob carol; do
         echo "---- screen of $w" >&2
-        T capture-pane -p -t "pt:$w" 2>/dev/null >&2 || true
+        T capture-pane -p -t "pt:$w" >&2 2>/dev/null || true
     done
     echo "---- serve" >&2
     tail -20 "${SERVE_ERR:-/dev/null}" >&2 || true

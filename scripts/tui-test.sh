@@ -26,7 +26,7 @@ trap cleanup EXIT
 fail() {
     echo "FAIL: $*" >&2
     echo "---- screen" >&2
-    T capture-pane -p -t pt 2>/dev/null >&2 || echo "(no screen: $(T ls 2>&1 | head -1))" >&2
+    T capture-pane -p -t pt >&2 2>/dev/null || echo "(no screen: $(T ls 2>&1 | head -1))" >&2
     # A shell that died stays on screen (remain-on-exit): say how it ended, and what still runs.
     echo "---- pane: $(T display -p -t pt 'dead=#{pane_dead} status=#{pane_dead_status} signal=#{pane_dead_signal}' 2>&1)" >&2
     echo "---- provetop processes: $(pgrep -a -f "^$BIN" 2>&1 | head -3)" >&2

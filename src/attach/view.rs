@@ -113,6 +113,9 @@ impl Attached {
     }
 
     fn hello(&mut self, h: Hello, app: &mut App) {
+        // The server vouches for its clock at h.now: a notice set here lasts its 6 s from
+        // there, rather than expiring as the history catches the view up to that time.
+        app.state.advance(h.now);
         let now = app.state.now;
         let new_session = h.session_id != self.session_id;
         if !self.session_id.is_empty() {
@@ -120,6 +123,7 @@ impl Attached {
                 let history = app.state.history;
                 app.state = State::new(h.session.clone());
                 app.state.history = history;
+                app.state.advance(h.now);
                 self.latest = 0;
                 app.report("the server restarted (a new session): the view starts over");
             } else if h.resumed {
