@@ -70,7 +70,9 @@ fn main() -> ExitCode {
         Some(Command::Devices) => devices::main(),
         Some(Command::Check { max_log2 }) => check::main(*max_log2),
         Some(Command::Replay(args)) => replay::main(args, interactive, args.theme.as_deref()),
-        Some(Command::Attach(args)) => attach::main(args, interactive, args.theme.as_deref()),
+        Some(Command::Attach(args)) => {
+            attach::main(args, interactive, args.theme.as_deref(), false)
+        }
         Some(Command::Fleet(args)) => fleet::main(args, interactive),
         Some(Command::Export(args)) => export::main(args),
         Some(Command::Tune(args)) => tune::main(args),

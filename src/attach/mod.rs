@@ -57,7 +57,13 @@ fn name(args: &AttachArgs) -> Result<String> {
     Ok(n.clone())
 }
 
-pub fn main(args: &AttachArgs, interactive: bool, theme: Option<&str>) -> Result<i32> {
+/// Watches one server; `from_fleet`: the dashboard was opened from the fleet, and Esc goes back.
+pub fn main(
+    args: &AttachArgs,
+    interactive: bool,
+    theme: Option<&str>,
+    from_fleet: bool,
+) -> Result<i32> {
     let target = run::usage(client::target(&args.addr, args.tls_ca.as_deref()))?;
     let token = match &args.token_file {
         Some(p) => run::usage(crate::token::read(p, "--token-file"))?,
@@ -128,6 +134,7 @@ pub fn main(args: &AttachArgs, interactive: bool, theme: Option<&str>) -> Result
         settings,
         crate::dashboard::options(args.config.clone(), 1),
     );
+    app.ui.esc_leaves = from_fleet;
     let mut source = view::Attached::new(client, &args.addr, first, recorder, &mut app);
     crate::dashboard::show(&mut app, &mut source)?;
     if let Some(line) = source.finish() {

@@ -22,8 +22,8 @@ median of the last 64); the alerts firing (serve's [alerts], and `rig unreachabl
 advisor's sentence on the rig's last minute. A rig without the summary (an older provetop, or
 cuzk itself) is asked GetStatus instead and its row says `GetStatus only`.
 
-Keys: ↑/↓ (j/k) select · Enter opens the selected rig's full dashboard (what `attach` shows; q
-there comes back to the fleet) · s sorts by name, alerts, proofs/h, queue, failures, WinningPoSt
+Keys: ↑/↓ (j/k) select · Enter opens the selected rig's full dashboard (what `attach` shows; Esc
+or q there comes back to the fleet) · s sorts by name, alerts, proofs/h, queue, failures, WinningPoSt
 latency in turn · / filters rows by name, address, kind or alert (Enter keeps, Esc clears) · q
 quits.
 

@@ -217,7 +217,7 @@ fn show(rows: &Rows, rigs: &[Rig], args: &FleetArgs) -> Result<i32> {
                     config: args.config.clone(),
                     theme: args.theme.clone(),
                 };
-                if let Err(e) = crate::attach::main(&attach, true, args.theme.as_deref()) {
+                if let Err(e) = crate::attach::main(&attach, true, args.theme.as_deref(), true) {
                     tracing::warn!("fleet: the dashboard of {}: {e:#}", r.name);
                 }
                 tui = provetop_ui::terminal::enter().context("setting up the terminal")?;

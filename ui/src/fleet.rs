@@ -358,7 +358,7 @@ pub fn draw(
     f.render_stateful_widget(table, body, &mut state);
     let keys = match view.editing {
         true => format!(" filter: {}▏  Enter keep · Esc clear", view.filter),
-        false => " ↑↓ select · Enter the rig's dashboard (q there comes back) · s sort · / filter · q quit"
+        false => " ↑↓ select · Enter the rig's dashboard (Esc or q comes back) · s sort · / filter · q quit"
             .to_string(),
     };
     f.render_widget(Paragraph::new(keys).style(theme.dim()), bottom);

@@ -251,3 +251,18 @@ fn the_pipeline_view_compares_the_segments_between_changes() {
         "{screen}"
     );
 }
+
+/// A rig's dashboard opened from the fleet: Esc first cancels what the pane holds (here a
+/// selected job), and with nothing left to cancel goes back; elsewhere Esc never quits.
+#[test]
+fn esc_leaves_only_a_dashboard_opened_from_the_fleet() {
+    let mut app = gpu_app();
+    keys(&mut app, "2");
+    assert!(key(&mut app, KeyCode::Esc).is_empty());
+    app.ui.esc_leaves = true;
+    key(&mut app, KeyCode::Down);
+    assert!(app.ui.job.is_some(), "a job is selected");
+    assert!(key(&mut app, KeyCode::Esc).is_empty());
+    assert!(app.ui.job.is_none(), "the first Esc clears the selection");
+    assert_eq!(key(&mut app, KeyCode::Esc), vec![Control::Quit]);
+}

@@ -275,7 +275,11 @@ fn act(app: &mut App, action: Action) -> Vec<Control> {
         | Action::PageUp
         | Action::PageDown => return motion(app, action),
         Action::Enter => return enter(app),
-        Action::Back => back(app),
+        Action::Back => {
+            if !back(app) && app.ui.esc_leaves {
+                return vec![Control::Quit];
+            }
+        }
     }
     vec![]
 }

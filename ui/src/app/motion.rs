@@ -127,7 +127,9 @@ pub(super) fn enter(app: &mut App) -> Vec<Control> {
     }
 }
 
-pub(super) fn back(app: &mut App) {
+/// Cancels what the focused pane holds (pending edits, a selection, a pause); false when it
+/// held nothing to cancel.
+pub(super) fn back(app: &mut App) -> bool {
     let ui = &mut app.ui;
     match ui.focus {
         Pane::Form if !ui.form.pending.is_empty() => ui.form.pending.clear(),
@@ -136,9 +138,10 @@ pub(super) fn back(app: &mut App) {
             ui.cell = None;
         }
         Pane::Lanes if ui.paused_at.is_some() => ui.paused_at = None,
-        Pane::Jobs => ui.job = None,
-        _ => {}
+        Pane::Jobs if ui.job.is_some() => ui.job = None,
+        _ => return false,
     }
+    true
 }
 
 /// Selects the previous or next idle gap of the device under the lane cursor, scrolling the

@@ -250,6 +250,9 @@ pub struct Ui {
     pub remote: Option<RemoteStatus>,
     /// Until when a second quit key quits although jobs are in flight.
     pub confirm_quit: Option<Nanos>,
+    /// Esc with nothing to cancel leaves, as quit does: a rig's dashboard opened from the
+    /// fleet goes back to it.
+    pub esc_leaves: bool,
     /// The session time under the mouse on the lanes (the last click or hover): the cell
     /// whose exact figures the timeline shows.
     pub cell: Option<Nanos>,
@@ -317,6 +320,7 @@ impl Ui {
             recording: None,
             remote: None,
             confirm_quit: None,
+            esc_leaves: false,
             cell: None,
             run: RunPhase::Unknown,
         }
