@@ -30,17 +30,8 @@ fail() {
     exit 1
 }
 
+# Each size is a session of its own, so `screen` (and tmux-lib's `wait_for`) reads session $1.
 screen() { T capture-pane -p -t "$1"; }
-
-# Waits up to $2 seconds for session $1's screen to match the extended regex $3.
-wait_for() {
-    local s=$1 secs=$2 pattern=$3 i
-    for ((i = 0; i < secs * 10; i++)); do
-        screen "$s" | grep -Eq -- "$pattern" && return 0
-        sleep 0.1
-    done
-    fail "$s: waited ${secs}s for /$pattern/ on screen"
-}
 
 # The verified count in session $1's header (✓N), or nothing.
 verified() { screen "$1" | grep -Eo '✓[0-9]+' | head -1 | tr -d '✓'; }
