@@ -5,8 +5,10 @@ use super::*;
 use clap::CommandFactory;
 use std::collections::BTreeSet;
 
+/// A command's long flags, less hidden ones (a measuring mode help leaves out).
 fn longs(cmd: &clap::Command) -> BTreeSet<String> {
     cmd.get_arguments()
+        .filter(|a| !a.is_hide_set())
         .filter_map(|a| a.get_long())
         .filter(|l| *l != "help" && *l != "version")
         .map(|l| format!("--{l}"))
@@ -109,7 +111,7 @@ fn theme_only_where_a_dashboard_is_drawn() {
         .collect();
     for name in names {
         let text = help(cli.find_subcommand_mut(&name).unwrap());
-        let dashboard = matches!(name.as_str(), "replay" | "attach");
+        let dashboard = matches!(name.as_str(), "replay" | "attach" | "fleet");
         assert_eq!(lists(&text, "--theme"), dashboard, "{name}");
     }
 }
