@@ -13,7 +13,8 @@
 #      then `--mix porep:2,window-post:1,winning-post:1` over them.
 # Prints a table for bench/results/ last; logs and JSON under $OUT (default target/slow-tests).
 #   scripts/slow-tests.sh [path/to/provetop]      (default: a release build)
-#   SECTIONS="porep kinds" scripts/slow-tests.sh   (a subset of: hostile fuzz porep kinds metrics)
+#   SECTIONS="porep kinds" scripts/slow-tests.sh   (a subset of: hostile attach fuzz porep kinds
+#   metrics; attach: `attach --summary` peak RSS against 550 MB of history, scripts/attach-memory.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-${CARGO_TARGET_DIR:-target}/slow-tests}
@@ -32,6 +33,11 @@ want() { [[ -z ${SECTIONS:-} || " $SECTIONS " == *" $1 "* ]]; }
 if want hostile; then
 echo "== hostile input: peak RSS over the corpus, SIGKILL loss (scripts/hostile-bench.sh)" >&2
 OUT="$OUT/hostile" scripts/hostile-bench.sh "$BIN" | tee "$OUT/hostile.txt"
+fi
+
+if want attach; then
+echo "== attach --summary against 550 MB of history: peak RSS (scripts/attach-memory.sh)" >&2
+OUT="$OUT/attach" scripts/attach-memory.sh "$BIN" | tee "$OUT/attach.txt"
 fi
 
 if ! want fuzz; then

@@ -262,3 +262,158 @@ fn exporting_an_expanding_recording_stays_within_max_memory() {
         (large.saturating_sub(small)) >> 20
     );
 }
+
+/// A Telemetry server that answers every Watch with a recording's header, then its events
+/// frames over and over until `total` bytes have gone, then CaughtUp: a history as large as a
+/// server may send, made of real frames.
+mod huge_history {
+    use provetop_proto::provetop::v1::telemetry_server::{Telemetry, TelemetryServer};
+    use provetop_proto::provetop::v1::watch_message::Body;
+    use provetop_proto::provetop::v1::{
+        CaughtUp, ControlRequest, ControlResponse, Frame, Hello, WatchMessage, WatchRequest,
+    };
+    use std::sync::Arc;
+    use tonic::{Request, Response, Status};
+
+    struct History {
+        header: Vec<u8>,
+        frames: Vec<Vec<u8>>,
+        total: usize,
+    }
+
+    /// The history every Watch is sent (a type of this file's own, for the service's trait).
+    struct Shared(Arc<History>);
+
+    /// A file's header and its events frames, split by the layout's lengths.
+    fn split(file: &[u8]) -> (Vec<u8>, Vec<Vec<u8>>) {
+        let u32_at = |i: usize| u32::from_le_bytes(file[i..i + 4].try_into().unwrap()) as usize;
+        let header_end = 28 + u32_at(20);
+        let (mut frames, mut i) = (vec![], header_end);
+        while i + 44 <= file.len() && &file[i..i + 4] == b"PTRF" {
+            let end = i + 44 + u32_at(i + 8);
+            if file[i + 4] == 1 {
+                frames.push(file[i..end].to_vec());
+            }
+            i = end;
+        }
+        (file[..header_end].to_vec(), frames)
+    }
+
+    #[tonic::async_trait]
+    impl Telemetry for Shared {
+        type WatchStream = tokio_stream::wrappers::ReceiverStream<Result<WatchMessage, Status>>;
+
+        async fn watch(
+            &self,
+            _: Request<WatchRequest>,
+        ) -> Result<Response<Self::WatchStream>, Status> {
+            let (tx, rx) = tokio::sync::mpsc::channel(16);
+            let h = self.0.clone();
+            tokio::spawn(async move {
+                let hello = Body::Hello(Hello {
+                    header: h.header.clone(),
+                    session_id: "huge".into(),
+                    now: 1,
+                    ..Default::default()
+                });
+                let mut sent = 0;
+                let bodies = std::iter::once(hello)
+                    .chain(h.frames.iter().cycle().enumerate().map_while(|(i, f)| {
+                        sent += f.len();
+                        (sent <= h.total).then(|| {
+                            Body::Frame(Frame {
+                                data: f.clone().into(),
+                                seq: i as u64 + 1,
+                            })
+                        })
+                    }))
+                    .chain(std::iter::once(Body::CaughtUp(CaughtUp {})));
+                for b in bodies {
+                    if tx.send(Ok(WatchMessage { body: Some(b) })).await.is_err() {
+                        return;
+                    }
+                }
+                // Live from here: the stream stays open until the viewer leaves.
+                tx.closed().await;
+            });
+            Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
+                rx,
+            )))
+        }
+
+        async fn control(
+            &self,
+            _: Request<ControlRequest>,
+        ) -> Result<Response<ControlResponse>, Status> {
+            Err(Status::permission_denied("read-only"))
+        }
+    }
+
+    /// Serves `total` bytes of `file`'s frames on a loopback port, on a runtime of its own.
+    pub fn start(file: &[u8], total: usize) -> (tokio::runtime::Runtime, u16) {
+        let (header, frames) = split(file);
+        assert!(!frames.is_empty());
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let listener = rt
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let svc = TelemetryServer::new(Shared(Arc::new(History {
+            header,
+            frames,
+            total,
+        })));
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        rt.spawn(
+            tonic::transport::Server::builder()
+                .add_service(svc)
+                .serve_with_incoming(incoming),
+        );
+        (rt, port)
+    }
+}
+
+#[test]
+fn attach_summary_of_a_huge_history_stays_within_max_memory() {
+    let file = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/h200-k22-single-to-two-lock.ptrec"
+    ))
+    .unwrap();
+    // 40 MB of history: past what either bound keeps as received (a quarter of it).
+    let (_rt, port) = huge_history::start(&file, 40 << 20);
+    let addr = port.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |bound: &str| {
+        let (rc, rss) = peak_rss(
+            dir.path(),
+            &["attach", &addr, "--summary", "--max-memory", bound],
+        );
+        assert_eq!(rc, 0, "attach --summary --max-memory {bound}: exit {rc}");
+        rss
+    };
+    let (small, large) = (run("16MiB"), run("48MiB"));
+    eprintln!(
+        "attach --summary of 40 MiB: peak RSS {} KiB at 16MiB, {} KiB at 48MiB",
+        small >> 10,
+        large >> 10
+    );
+    // Each run keeps a part of the history and decodes it within its bound: with 32 MiB more
+    // allowed, the peak grows by those 32 MiB (measured: 31 to 33 MiB), and 4 MiB for the
+    // allocator's and the transport's buffers.
+    assert!(
+        large <= small + (36 << 20),
+        "peak RSS grew {} MiB for a bound 32 MiB larger",
+        (large.saturating_sub(small)) >> 20
+    );
+    let out = provetop(
+        dir.path(),
+        &["attach", &addr, "--summary", "--max-memory", "16MiB"],
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("is left out of the summary") && err.contains("--max-memory"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("proofs"));
+}

@@ -143,18 +143,23 @@ pub fn main(
     Ok(0)
 }
 
-/// The history `--summary` keeps as received (compressed frames); decoding it gets the rest of
-/// a replay's memory bound, so the whole stays within it however much a server sends.
+/// The most history `--summary` keeps as received (compressed frames): a quarter of its memory
+/// bound up to this; decoding it gets the rest, so the whole stays within the bound however
+/// much a server sends.
 const SUMMARY_RECEIVED: u64 = 64 << 20;
 
 /// `--summary`: the history, up to where it turns live, into a recording in memory, then the
 /// summary `replay --summary` prints of a file.
 fn summary(mut client: Client, first: view::Hello, args: &AttachArgs) -> Result<i32> {
+    let bound = args
+        .max_memory
+        .unwrap_or(provetop_telemetry::record::DEFAULT_MAX_MEMORY);
+    let received = (bound / 4).min(SUMMARY_RECEIVED);
     let mut relay = Relay::new(Vec::new(), &first.header)?;
     let (mut kept, mut past) = (0u64, 0u64);
     loop {
         match client.recv_timeout(FIRST_WAIT) {
-            Some(Incoming::Frame(b)) if kept + b.len() as u64 > SUMMARY_RECEIVED => {
+            Some(Incoming::Frame(b)) if kept + b.len() as u64 > received => {
                 past += b.len() as u64;
             }
             Some(Incoming::Frame(b)) => match decode_frame(&b) {
@@ -186,10 +191,9 @@ fn summary(mut client: Client, first: view::Hello, args: &AttachArgs) -> Result<
     }
     if past > 0 {
         eprintln!(
-            "provetop: {}: the history past its first {} MiB ({past} bytes more) is left out \
-             of the summary: the bound on its memory",
-            args.addr,
-            SUMMARY_RECEIVED >> 20
+            "provetop: {}: the history past its first {kept} bytes ({past} bytes more) is \
+             left out of the summary: the bound on its memory (raise it with --max-memory)",
+            args.addr
         );
     }
     let bytes = relay.finish()?;
@@ -203,7 +207,7 @@ fn summary(mut client: Client, first: view::Hello, args: &AttachArgs) -> Result<
     }
     let mut rec = Recording::from_reader(std::io::Cursor::new(bytes))
         .map_err(|e| anyhow!("{}: the history received: {e}", args.addr))?;
-    rec.set_max_memory(provetop_telemetry::record::DEFAULT_MAX_MEMORY - SUMMARY_RECEIVED);
+    rec.set_max_memory(bound - received);
     crate::replay::summary(rec, &args.addr, args.json)
 }
 

@@ -156,4 +156,10 @@ pub struct AttachArgs {
 
     #[arg(long, value_name = "NAME|PATH", help = THEME_HELP)]
     pub theme: Option<String>,
+
+    /// Memory the history may take with --summary (bytes, or 2GiB): a quarter of it, at most
+    /// 64 MiB, for the history as received (what lies past that is left out, and said), the
+    /// rest for decoding it [default: 512MiB]
+    #[arg(long, value_name = "BYTES", value_parser = super::parse_max_memory)]
+    pub max_memory: Option<u64>,
 }

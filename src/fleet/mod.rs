@@ -216,6 +216,7 @@ fn show(rows: &Rows, rigs: &[Rig], args: &FleetArgs) -> Result<i32> {
                     tls_ca: r.ca.clone(),
                     config: args.config.clone(),
                     theme: args.theme.clone(),
+                    max_memory: None,
                 };
                 if let Err(e) = crate::attach::main(&attach, true, args.theme.as_deref(), true) {
                     tracing::warn!("fleet: the dashboard of {}: {e:#}", r.name);
