@@ -97,13 +97,16 @@ pub fn vanilla_post(data: &[u8]) {
     }
 }
 
+/// Any bytes as a 2KiB SnapDeals update's vanilla proof (bincode `PartitionProof`): the
+/// decoder and shape checks serve runs on `vanilla_proofs`.
+pub fn vanilla_snap(data: &[u8]) {
+    let size = provetop_porep::SectorSize::S2KiB;
+    let _ = provetop_porep::snap::decode_vanilla(size, &[data.to_vec()]);
+}
+
 /// Real vanilla proofs of the test sector (gen-vanilla's), cut at many points and with bits
 /// flipped.
-fn vanilla_post_seeds() -> Vec<Vec<u8>> {
-    let real: [&[u8]; 2] = [
-        include_bytes!("regressions/vanilla_post/window-post-2kib.bin"),
-        include_bytes!("regressions/vanilla_post/winning-post-2kib.bin"),
-    ];
+fn mutated(real: &[&[u8]]) -> Vec<Vec<u8>> {
     let mut out = vec![];
     for whole in real {
         for cut in (0..whole.len()).step_by(whole.len() / 8 + 1) {
@@ -137,6 +140,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("request_json", request_json),
     ("request_proto", request_proto),
     ("vanilla_post", vanilla_post),
+    ("vanilla_snap", vanilla_snap),
 ];
 
 /// The seed corpus of `target`, the same on every machine.
@@ -162,7 +166,11 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
             out
         }
         "request_proto" => request_proto_seeds(),
-        "vanilla_post" => vanilla_post_seeds(),
+        "vanilla_post" => mutated(&[
+            include_bytes!("regressions/vanilla_post/window-post-2kib.bin"),
+            include_bytes!("regressions/vanilla_post/winning-post-2kib.bin"),
+        ]),
+        "vanilla_snap" => mutated(&[include_bytes!("regressions/vanilla_snap/snap-2kib.bin")]),
         _ => vec![],
     }
 }

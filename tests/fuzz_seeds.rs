@@ -29,7 +29,12 @@ fn every_committed_corpus_file_goes_through_its_target_without_a_panic() {
         }
     }
     // The request decoders' corpora are committed: they must be found and replayed.
-    for t in ["request_json", "request_proto", "vanilla_post"] {
+    for t in [
+        "request_json",
+        "request_proto",
+        "vanilla_post",
+        "vanilla_snap",
+    ] {
         assert!(harness::corpus(&root, t).len() >= 8, "fuzz/regressions/{t}");
     }
     assert!(replayed >= 16);

@@ -165,14 +165,26 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> Partitions for SnapP
     }
 }
 
-fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-    pub_in: PublicInputs,
-    nodes: usize,
+/// SnapDeals vanilla proofs of a `size` sector decoded and their shape checked, as `register`
+/// does before anything else: how many there are (the fuzz target's way in).
+pub fn decode_vanilla(size: SectorSize, proofs: &[Vec<u8>]) -> Result<usize> {
+    fn count<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+        proofs: &[Vec<u8>],
+        nodes: usize,
+    ) -> Result<usize> {
+        Ok(decode_partitions::<Tree>(proofs, nodes, "the fuzzed update")?.len())
+    }
+    let nodes = (size.bytes() / 32) as usize;
+    with_tree!(size, count(proofs, nodes))
+}
+
+/// Each partition's proof decoded (a bincode `PartitionProof`) and of the shape a sector of
+/// `nodes` nodes takes: the circuit indexes its challenges, apex leaves and paths unchecked.
+fn decode_partitions<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     vanilla_bytes: &[Vec<u8>],
-    params_dir: Option<&Path>,
-    name: &str,
+    nodes: usize,
     what: &str,
-) -> Result<Registered> {
+) -> Result<Vec<PartitionProof<Tree>>> {
     let mut vanilla = Vec::with_capacity(vanilla_bytes.len());
     for (k, bytes) in vanilla_bytes.iter().enumerate() {
         let p: PartitionProof<Tree> = inputs::decode(bytes)
@@ -196,6 +208,18 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         }
         vanilla.push(p);
     }
+    Ok(vanilla)
+}
+
+fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    pub_in: PublicInputs,
+    nodes: usize,
+    vanilla_bytes: &[Vec<u8>],
+    params_dir: Option<&Path>,
+    name: &str,
+    what: &str,
+) -> Result<Registered> {
+    let vanilla = decode_partitions::<Tree>(vanilla_bytes, nodes, what)?;
     let pub_params = PublicParams::from_sector_size((nodes * 32) as u64);
     let cache_id = <EmptySectorUpdateCompound<Tree> as CacheableParameters<
         EmptySectorUpdateCircuit<Tree>,
