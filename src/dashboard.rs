@@ -203,6 +203,7 @@ impl Jobs {
                 partitions: plan.partitions,
                 seed: plan.seed,
                 priority: provetop_engine::pipeline::Priority::Normal,
+                name: None,
             },
             bound,
             concurrency: plan.concurrency.max(1),

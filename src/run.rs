@@ -469,6 +469,7 @@ pub fn run(session: &Session, mut on_result: impl FnMut(&PartitionResult)) -> Re
             partitions: part.partitions,
             seed: plan.seed,
             priority: part.priority,
+            name: None,
         })?;
         job_parts.insert(job, i);
         open.insert(job);

@@ -20,6 +20,7 @@ fn jobs(n: u64) -> Vec<Event> {
             state,
             detail: (state == JobState::Proving).then(|| "cpu0".to_string()),
             kind: (state == JobState::Submitted).then(|| "synthetic".to_string()),
+            name: None,
         })
     };
     let mut out = vec![];

@@ -24,6 +24,7 @@ fn job(partitions: u32, seed: u64, priority: Priority) -> JobSpec {
         partitions,
         seed,
         priority,
+        name: None,
     }
 }
 

@@ -34,6 +34,7 @@ fn pipeline_proves_and_verifies_every_partition() {
             partitions: 3,
             seed: 1,
             priority: provetop_engine::pipeline::Priority::Normal,
+            name: None,
         })
         .unwrap();
     let sha = engine
@@ -42,6 +43,7 @@ fn pipeline_proves_and_verifies_every_partition() {
             partitions: 1,
             seed: 2,
             priority: provetop_engine::pipeline::Priority::Normal,
+            name: None,
         })
         .unwrap();
     let mut partitions = vec![];

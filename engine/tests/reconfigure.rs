@@ -86,6 +86,7 @@ fn two_hundred_random_changes_lose_no_proof() {
                     partitions: 4,
                     seed: i,
                     priority: provetop_engine::pipeline::Priority::Normal,
+                    name: None,
                 })
                 .unwrap()
         })
@@ -197,6 +198,7 @@ fn a_cancelled_job_drops_its_partitions_and_the_others_finish() {
             partitions: 6,
             seed: 1,
             priority: provetop_engine::pipeline::Priority::Normal,
+            name: None,
         })
         .unwrap();
     let b = engine
@@ -205,6 +207,7 @@ fn a_cancelled_job_drops_its_partitions_and_the_others_finish() {
             partitions: 6,
             seed: 2,
             priority: provetop_engine::pipeline::Priority::Normal,
+            name: None,
         })
         .unwrap();
     let c = engine
@@ -213,6 +216,7 @@ fn a_cancelled_job_drops_its_partitions_and_the_others_finish() {
             partitions: 2,
             seed: 3,
             priority: provetop_engine::pipeline::Priority::Normal,
+            name: None,
         })
         .unwrap();
     assert!(engine.cancel(b));
@@ -259,6 +263,7 @@ fn a_host_budget_smaller_than_a_partition_still_proves_one_at_a_time() {
             partitions: 3,
             seed: 0,
             priority: provetop_engine::pipeline::Priority::Normal,
+            name: None,
         })
         .unwrap();
     let mut verified = 0;

@@ -36,6 +36,7 @@ fn prove(engine: &EngineHandle, jobs: u64) -> usize {
         partitions: 2,
         seed: 7,
         priority: provetop_engine::pipeline::Priority::Normal,
+        name: None,
     };
     for _ in 0..jobs {
         engine.submit(spec.clone()).unwrap();

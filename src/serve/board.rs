@@ -164,6 +164,7 @@ mod tests {
             state,
             detail: Some("gpu0".into()),
             kind: None,
+            name: None,
         })
     }
 

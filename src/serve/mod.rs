@@ -124,6 +124,7 @@ pub fn main(args: &ServeArgs) -> Result<i32> {
             partitions: session.plan.partitions,
             seed: session.plan.seed,
             priority: provetop_engine::pipeline::Priority::Normal,
+            name: None,
         },
         session: run::labelled(run::session_info(&engine, &session.plan), &engine_args),
         session_id: session_id.clone(),

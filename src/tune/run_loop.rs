@@ -32,6 +32,7 @@ pub(super) fn drive(session: &Session, search: &mut Search, budget: TuneBudget) 
         partitions: plan.partitions,
         seed: plan.seed,
         priority: provetop_engine::pipeline::Priority::Normal,
+        name: None,
     };
     let p = plan.partitions as u64;
     let began = Instant::now();

@@ -279,6 +279,20 @@ pub struct JobEvent {
     /// on other events, and in recordings made before kinds were recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// What the job is called where it came from, on its `submitted` event: a served request's
+    /// id; `None` for the engine's own jobs, which views show as `#job`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl JobEvent {
+    /// How views and logs name a job: its `name` where it has one, else `#job`.
+    pub fn label(job: u64, name: Option<&str>) -> String {
+        match name {
+            Some(n) => n.to_string(),
+            None => format!("#{job}"),
+        }
+    }
 }
 
 /// A finished partition and the time each of its stages took, in seconds.

@@ -230,6 +230,7 @@ impl Gen {
             state,
             detail: detail.map(str::to_string),
             kind: None,
+            name: None,
         }));
     }
 }

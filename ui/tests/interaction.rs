@@ -100,6 +100,7 @@ fn quitting_with_jobs_in_flight_asks_first() {
             state: JobState::Submitted,
             detail: None,
             kind: None,
+            name: None,
         }));
     }
     // The first q only warns, saying how many jobs would be dropped.

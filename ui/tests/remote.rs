@@ -80,6 +80,7 @@ fn a_viewer_quits_at_once_with_the_servers_jobs_in_flight() {
         state: JobState::Submitted,
         detail: None,
         kind: None,
+        name: None,
     }));
     // Its changes go to its source as a live dashboard's would (a replay refuses them).
     let sent = key(&mut app, KeyCode::Char('n'));
@@ -88,4 +89,35 @@ fn a_viewer_quits_at_once_with_the_servers_jobs_in_flight() {
         "{sent:?}"
     );
     assert_eq!(key(&mut app, KeyCode::Char('q')), vec![Control::Quit]);
+}
+
+/// A served job goes by its request id in the jobs table and in what the keys say of it, as
+/// the server's logs and AwaitProof name it; the engine's own jobs keep `#id`.
+#[test]
+fn a_served_job_goes_by_its_request_id() {
+    let mut app = cpu_app();
+    app.ui.remote = remote(Link::Live, true);
+    let t = app.state.now;
+    for (job, name) in [(900, Some("porep-1000-7")), (901, None)] {
+        app.state.apply(&Event::Job(JobEvent {
+            t,
+            job,
+            partition: None,
+            state: JobState::Submitted,
+            detail: Some("porep-32GiB · normal".into()),
+            kind: Some("porep".into()),
+            name: name.map(str::to_string),
+        }));
+    }
+    let screen = text(&render(&mut app, 160, 40));
+    assert!(screen.contains(" porep-1000-7 "), "{screen}");
+    assert!(!screen.contains("#900"), "{screen}");
+    assert!(screen.contains(" #901 "), "{screen}");
+    app.ui.job = Some(900);
+    assert_eq!(
+        key(&mut app, KeyCode::Char('x')),
+        vec![Control::Cancel { job: 900 }]
+    );
+    let screen = text(&render(&mut app, 160, 40));
+    assert!(screen.contains("cancelling job porep-1000-7"), "{screen}");
 }

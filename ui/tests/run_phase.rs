@@ -67,6 +67,7 @@ fn q_ends_a_run_until_quit_at_once_and_asks_for_a_bounded_one() {
         state: JobState::Submitted,
         detail: None,
         kind: None,
+        name: None,
     }));
     app.ui.run = RunPhase::Proving {
         done: 0,
@@ -110,6 +111,7 @@ fn setup_before_the_first_job_is_not_idle_time() {
             state: JobState::Submitted,
             detail: None,
             kind: None,
+            name: None,
         }),
         Event::Span(Span {
             lane: Lane::Compute {

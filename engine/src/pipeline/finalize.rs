@@ -14,7 +14,7 @@ use super::{Outcome, PartitionResult, Shared};
 use crate::backend::cpu::msm;
 use crate::backend::RegionResult;
 use crate::prover::{self, Proof};
-use crate::telemetry::{Event, Lane, ProofRecord, Span, Stage};
+use crate::telemetry::{Event, JobEvent, Lane, ProofRecord, Span, Stage};
 
 pub(super) fn finalize(
     shared: &Arc<Shared>,
@@ -115,7 +115,9 @@ pub(super) fn report(
     };
     let job = record.job;
     if let Some(e) = &record.error {
-        tracing::warn!("job {job} partition {}: {e}", record.partition);
+        let name = st.jobs.get(&job).and_then(|j| j.spec.name.as_deref());
+        let label = JobEvent::label(job, name);
+        tracing::warn!("job {label} partition {}: {e}", record.partition);
     }
     shared.bus.publish(Event::Proof(record.clone()));
     let _ = shared

@@ -53,6 +53,9 @@ pub struct JobSpec {
     pub seed: u64,
     /// Where its partitions go in the queues: ahead of every lower class.
     pub priority: Priority,
+    /// What it is called where it came from (serve: the request id), shown in place of the
+    /// engine's `#id` in views and logs; `None` for the engine's own numbering.
+    pub name: Option<String>,
 }
 
 /// One partition's result, proof and public inputs included.

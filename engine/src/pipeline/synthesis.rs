@@ -71,6 +71,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     }
     let bytes = partition_bytes(loaded.shape.num_rows());
     let (label, kind, priority) = (spec.workload.label(), spec.workload.kind(), spec.priority);
+    let name = spec.name.clone();
     st.jobs.insert(
         job,
         Job {
@@ -93,6 +94,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
         state: JobState::Submitted,
         detail: Some(format!("{} · {}", label, priority.name())),
         kind: Some(kind),
+        name,
     }));
     shared.cv.notify_all();
     Ok(job)
@@ -131,6 +133,7 @@ pub(super) fn cancel(shared: &Arc<Shared>, job: JobId) -> bool {
         state: JobState::Cancelled,
         detail: None,
         kind: None,
+        name: None,
     }));
     shared.cv.notify_all();
     true
@@ -179,6 +182,7 @@ pub(super) fn finish_partitions(
             state,
             detail: None,
             kind: None,
+            name: None,
         }));
         let _ = shared.outcomes.send(Outcome::JobDone {
             job,
@@ -364,6 +368,7 @@ fn synthesize(
                 state: JobState::Synthesized,
                 detail: None,
                 kind: None,
+                name: None,
             }));
         }
         Err(e) => {

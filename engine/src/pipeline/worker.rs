@@ -149,6 +149,7 @@ fn prove(
         state: JobState::Proving,
         detail: Some(device.to_string()),
         kind: None,
+        name: None,
     }));
     let mut steps = Steps::publishing(step_sink(shared, device, slot, job, partition));
     let result = {
@@ -264,6 +265,7 @@ fn fail_over(shared: &Arc<Shared>, device: &str, fault: &DeviceFault, ready: &mu
         state: JobState::Submitted,
         detail: Some(format!("moved off {device}: {fault}")),
         kind: None,
+        name: None,
     }));
     shared.cv.notify_all();
     true

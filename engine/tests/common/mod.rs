@@ -45,6 +45,7 @@ pub fn run_jobs(
                 partitions,
                 seed,
                 priority: provetop_engine::pipeline::Priority::Normal,
+                name: None,
             })
             .unwrap();
     }

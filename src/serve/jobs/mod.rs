@@ -332,6 +332,7 @@ impl Jobs {
                 partitions: circuits.partitions,
                 seed: 0,
                 priority,
+                name: Some(job_id.clone()),
             };
             let submitted = loaded.and_then(|_| self.engine.submit(spec));
             let mut st = self.inner.lock();

@@ -44,6 +44,7 @@ pub(crate) fn job(t: Nanos, job: u64, state: JobState, partition: Option<u32>) -
         state,
         detail: (state == JobState::Proving).then(|| "gpu0".to_string()),
         kind: None,
+        name: None,
     })
 }
 

@@ -8,8 +8,9 @@ use crate::{Nanos, SessionInfo};
 
 pub const MAGIC: &[u8; 16] = b"PROVETOP-REC\r\n\x1a\n";
 /// The format this build writes and the newest it reads. 2 added a job's kind (a record of
-/// its own, `JOB_KIND`); version 1 files read as before, their jobs without a kind.
-pub const VERSION: u16 = 2;
+/// its own, `JOB_KIND`), 3 a job's name (`JOB_NAMED`: a served request's id); older files
+/// read as before, their jobs without a kind or name.
+pub const VERSION: u16 = 3;
 /// Magic, version, flags, JSON length, CRC.
 pub const FILE_FIXED: usize = 28;
 pub const MAX_HEADER_JSON: u32 = 1 << 20;

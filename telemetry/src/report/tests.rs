@@ -278,6 +278,7 @@ fn kinds_are_summarised_apart_with_their_latency() {
             state,
             detail: None,
             kind: kind.map(str::to_string),
+            name: None,
         }))
     };
     let proof = |r: &mut ReportBuilder, t: Nanos, job: u64, partition: u32, secs: f64| {

@@ -15,6 +15,7 @@ fn job(t: Nanos, job: u64, state: JobState) -> Event {
         state,
         detail: None,
         kind: None,
+        name: None,
     })
 }
 

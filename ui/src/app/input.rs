@@ -329,7 +329,7 @@ fn cancel(app: &mut App) -> Vec<Control> {
     let target = match app.ui.job.and_then(|j| p.jobs.get(&j)) {
         Some(j) if j.is_open() => Some(j.job),
         Some(j) => {
-            let msg = format!("job {} has already ended", j.job);
+            let msg = format!("job {} has already ended", j.label());
             app.ui.notify(app.state.now, msg, true);
             return vec![];
         }
@@ -337,8 +337,11 @@ fn cancel(app: &mut App) -> Vec<Control> {
     };
     match target {
         Some(job) => {
-            app.ui
-                .notify(app.state.now, format!("cancelling job {job}"), false);
+            app.ui.notify(
+                app.state.now,
+                format!("cancelling job {}", p.label(job)),
+                false,
+            );
             vec![Control::Cancel { job }]
         }
         None => {

@@ -40,9 +40,16 @@ pub struct JobRow {
     pub what: Option<String>,
     /// Its kind (`porep`, `winning-post`, `synthetic`), where its submission named one.
     pub kind: Option<String>,
+    /// Its name where its submission gave one (a served request's id).
+    pub name: Option<String>,
 }
 
 impl JobRow {
+    /// How the views name it: its request id where it has one, else the engine's `#id`.
+    pub fn label(&self) -> String {
+        JobEvent::label(self.job, self.name.as_deref())
+    }
+
     /// Whether the job has not ended yet.
     pub fn is_open(&self) -> bool {
         self.ended.is_none()
@@ -121,6 +128,7 @@ impl Pipeline {
             partitions: BTreeMap::new(),
             what: None,
             kind: None,
+            name: None,
         });
         if e.state == JobState::Submitted && e.partition.is_none() {
             if e.detail.is_some() {
@@ -128,6 +136,9 @@ impl Pipeline {
             }
             if e.kind.is_some() {
                 row.kind = e.kind.clone();
+            }
+            if e.name.is_some() {
+                row.name = e.name.clone();
             }
         }
         match e.partition {
@@ -289,6 +300,12 @@ impl Pipeline {
         self.jobs.values().filter(|j| j.is_open())
     }
 
+    /// How the views name job `job`: its request id where its submission gave one.
+    pub fn label(&self, job: u64) -> String {
+        let name = self.jobs.get(&job).and_then(|j| j.name.as_deref());
+        JobEvent::label(job, name)
+    }
+
     /// The jobs table's order: open jobs oldest first, then finished ones newest first.
     pub fn table(&self) -> Vec<&JobRow> {
         let mut v: Vec<&JobRow> = self.open_jobs().collect();
@@ -338,6 +355,7 @@ mod tests {
             state,
             detail: Some("gpu0".into()),
             kind: None,
+            name: None,
         }
     }
 

@@ -112,7 +112,7 @@ pub(super) fn lane_cells(
         // Compute lanes name the stage; other lanes name the job, once per run of its spans.
         let text = match (lane, s.job) {
             (LaneRef::Device(_, LaneKind::Compute), _) => s.stage.key().to_string(),
-            (_, Some(j)) if last_job != Some(j) => format!("#{j}"),
+            (_, Some(j)) if last_job != Some(j) => state.pipeline.label(j),
             _ => String::new(),
         };
         if s.job.is_some() {

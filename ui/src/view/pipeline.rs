@@ -376,8 +376,17 @@ fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
     // Narrower still, the device and then the parts give way, so the time keeps its unit.
     let with_device = inner.width >= 40;
     let with_parts = inner.width >= 33;
+    // Served jobs go by their request ids: the column as wide as the longest shown, within a
+    // third of the pane (longer ids are cut with an ellipsis).
+    let id_w = table
+        .iter()
+        .map(|j| j.label().chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(5, (inner.width as usize / 3).max(5));
     let heading = format!(
-        " job   state       {}{}time{}",
+        " {:<id_w$} state       {}{}time{}",
+        "job",
         if with_parts { "parts  " } else { "" },
         if with_device { "device  " } else { "" },
         match (wide, kinds) {
@@ -429,8 +438,8 @@ fn draw_jobs(f: &mut Frame, area: Rect, state: &State, theme: &Theme, ui: &Ui) {
             false => String::new(),
         };
         let text = format!(
-            " #{:<4} {:<11} {parts}{device}{:<7} {kind}{}",
-            j.job,
+            " {:<id_w$} {:<11} {parts}{device}{:<7} {kind}{}",
+            fmt::fit(&j.label(), id_w),
             state_name(j.state),
             time,
             j.what.as_deref().filter(|_| wide).unwrap_or("")

@@ -105,6 +105,7 @@ fn state_renders_counters_histograms_samples_and_config() {
         state: JobState::Submitted,
         detail: None,
         kind: None,
+        name: None,
     }));
     st.settle_until(4_000_000_000);
     let text = st.render();

@@ -180,17 +180,23 @@ impl<'a> Decoder<'a> {
                 applied: self.bool()?,
                 error: self.opt_str()?,
             }),
-            JOB | JOB_KIND => Event::Job(JobEvent {
-                t: self.time()?,
-                job: self.varint()?,
-                partition: self.opt_u32()?,
-                state: job_state(self.u8()?).ok_or("an unknown job state")?,
-                detail: self.opt_str()?,
-                kind: match tag {
-                    JOB_KIND => Some(self.str()?),
-                    _ => None,
-                },
-            }),
+            JOB | JOB_KIND | JOB_NAMED => {
+                let mut j = JobEvent {
+                    t: self.time()?,
+                    job: self.varint()?,
+                    partition: self.opt_u32()?,
+                    state: job_state(self.u8()?).ok_or("an unknown job state")?,
+                    detail: self.opt_str()?,
+                    kind: None,
+                    name: None,
+                };
+                match tag {
+                    JOB_KIND => j.kind = Some(self.str()?),
+                    JOB_NAMED => (j.kind, j.name) = (self.opt_str()?, Some(self.str()?)),
+                    _ => {}
+                }
+                Event::Job(j)
+            }
             PROOF => {
                 let (t, job, partition) = (self.time()?, self.varint()?, self.u32()?);
                 let (device, verified, error) = (self.str()?, self.bool()?, self.opt_str()?);

@@ -88,14 +88,26 @@ impl BlockEncoder {
                 self.opt_str(c.error.as_deref());
             }
             Event::Job(j) => {
-                self.buf.push(if j.kind.is_some() { JOB_KIND } else { JOB });
+                self.buf.push(match (&j.name, &j.kind) {
+                    (Some(_), _) => JOB_NAMED,
+                    (None, Some(_)) => JOB_KIND,
+                    (None, None) => JOB,
+                });
                 self.time(j.t);
                 self.varint(j.job);
                 self.opt_varint(j.partition.map(u64::from));
                 self.buf.push(job_state_code(j.state));
                 self.opt_str(j.detail.as_deref());
-                if let Some(kind) = &j.kind {
-                    self.str(kind);
+                match &j.name {
+                    Some(name) => {
+                        self.opt_str(j.kind.as_deref());
+                        self.str(name);
+                    }
+                    None => {
+                        if let Some(kind) = &j.kind {
+                            self.str(kind);
+                        }
+                    }
                 }
             }
             Event::Proof(p) => {

@@ -34,6 +34,9 @@ const LOG: u8 = 6;
 const MARK: u8 = 7;
 /// A job event with its kind: `JOB`'s fields, then the kind (format version 2).
 const JOB_KIND: u8 = 8;
+/// A job event with a name (a served request's id): `JOB`'s fields, then the kind if any, then
+/// the name (format version 3).
+const JOB_NAMED: u8 = 9;
 const HOLE: u8 = 16;
 const RUN: u8 = 17;
 

@@ -53,6 +53,7 @@ fn every_kind() -> Vec<Record> {
             state: JobState::Cancelled,
             detail: None,
             kind: None,
+            name: None,
         })),
         Record::Event(Event::Job(JobEvent {
             t: 12,
@@ -61,6 +62,7 @@ fn every_kind() -> Vec<Record> {
             state: JobState::Submitted,
             detail: Some("winning-post-2KiB · critical".into()),
             kind: Some("winning-post".into()),
+            name: None,
         })),
         Record::Event(Event::Proof(ProofRecord {
             t: 0,
@@ -109,10 +111,11 @@ fn every_kind_round_trips() {
 }
 
 /// A job event without a kind is written as format version 1 wrote every job event, so a
-/// version 1 file's jobs read back, their kind `None`; one with a kind has a record of its own.
+/// version 1 file's jobs read back, their kind `None`; one with a kind, or a name, has a record
+/// of its own.
 #[test]
 fn job_events_without_a_kind_keep_version_1_s_layout() {
-    let job = |kind: Option<&str>| {
+    let job = |kind: Option<&str>, name: Option<&str>| {
         Record::Event(Event::Job(JobEvent {
             t: 1,
             job: 2,
@@ -120,10 +123,11 @@ fn job_events_without_a_kind_keep_version_1_s_layout() {
             state: JobState::Submitted,
             detail: Some("porep-2KiB · normal".into()),
             kind: kind.map(str::to_string),
+            name: name.map(str::to_string),
         }))
     };
     let mut e = BlockEncoder::default();
-    e.push(&job(None));
+    e.push(&job(None, None));
     // Tag, time delta, job, no partition, state, a detail, a new string and its length and
     // bytes: version 1's record.
     let detail = "porep-2KiB · normal";
@@ -132,13 +136,19 @@ fn job_events_without_a_kind_keep_version_1_s_layout() {
     assert_eq!(e.buf, v1);
     let mut out = vec![];
     decode_block(&v1, 1, &mut out).unwrap();
-    assert_eq!(out, vec![job(None)]);
-    let mut e = BlockEncoder::default();
-    e.push(&job(Some("porep")));
-    assert_eq!(e.buf[0], JOB_KIND);
-    let mut out = vec![];
-    decode_block(&e.buf, 1, &mut out).unwrap();
-    assert_eq!(out, vec![job(Some("porep"))]);
+    assert_eq!(out, vec![job(None, None)]);
+    for (kind, name, tag) in [
+        (Some("porep"), None, JOB_KIND),
+        (Some("porep"), Some("porep-1000-7"), JOB_NAMED),
+        (None, Some("porep-1000-7"), JOB_NAMED),
+    ] {
+        let mut e = BlockEncoder::default();
+        e.push(&job(kind, name));
+        assert_eq!(e.buf[0], tag);
+        let mut out = vec![];
+        decode_block(&e.buf, 1, &mut out).unwrap();
+        assert_eq!(out, vec![job(kind, name)]);
+    }
 }
 
 #[test]
