@@ -109,6 +109,7 @@ fn a_served_job_goes_by_its_request_id() {
             name: name.map(str::to_string),
         }));
     }
+    key(&mut app, KeyCode::Char('2'));
     let screen = text(&render(&mut app, 160, 40));
     assert!(screen.contains(" porep-1000-7 "), "{screen}");
     assert!(!screen.contains("#900"), "{screen}");
