@@ -56,6 +56,7 @@ struct Trace<'w, W: Write> {
     /// (pid, tid) → the lane's name and its slices.
     lanes: BTreeMap<(u32, u32), (String, Vec<Slice>)>,
     counts: Counts,
+    names: super::JobNames,
 }
 
 /// Microseconds with nanosecond precision: `1234.567`.
@@ -181,8 +182,7 @@ impl<W: Write> Trace<'_, W> {
             }
             Record::Event(Event::Proof(p)) => {
                 let pid = self.pid(&p.device);
-                let what = if p.verified { "verified" } else { "FAILED" };
-                let name = format!("proof {}/{} {what}", p.job, p.partition);
+                let name = self.names.proof(p.job, p.partition, p.verified);
                 let args =
                     serde_json::json!({"job": p.job, "partition": p.partition, "error": p.error});
                 self.instant(p.t, "p", pid, 0, &name, &args.to_string())?;
@@ -191,7 +191,8 @@ impl<W: Write> Trace<'_, W> {
                 let name = format!("{}: {}", l.level, l.message);
                 self.instant(l.t, "p", HOST, EVENTS_TID, &name, "{}")?;
             }
-            Record::Event(Event::Job(_)) | Record::Run { .. } => {}
+            Record::Event(e @ Event::Job(_)) => self.names.observe(e),
+            Record::Run { .. } => {}
             Record::Hole(h) => self.hole(h),
         }
         Ok(())
@@ -273,6 +274,7 @@ pub fn write_trace<W: Write>(
         pools: BTreeMap::new(),
         lanes: BTreeMap::new(),
         counts: Counts::default(),
+        names: super::JobNames::default(),
     };
     for d in &rec.header.session.devices {
         t.pid(&d.id);

@@ -134,6 +134,7 @@ pub fn write_pftrace<W: Write>(
 ) -> io::Result<(Counts, Vec<String>)> {
     let mut lanes: BTreeMap<(String, String), Vec<Span>> = BTreeMap::new();
     let mut others: Vec<Event> = vec![];
+    let mut names = super::JobNames::default();
     let report = rec.for_each(|r| match r {
         Record::Event(Event::Span(s)) => lanes
             .entry(lane_track(&s.lane))
@@ -142,6 +143,7 @@ pub fn write_pftrace<W: Write>(
         Record::Event(
             e @ (Event::Sample(_) | Event::Config(_) | Event::Mark(_) | Event::Proof(_)),
         ) => others.push(e.clone()),
+        Record::Event(e @ Event::Job(_)) => names.observe(e),
         _ => {}
     });
     let mut tracks = Tracks::default();
@@ -241,9 +243,8 @@ pub fn write_pftrace<W: Write>(
                 });
                 let path = format!("{}/proofs", p.device);
                 let track = tracks.get(&path, "proofs", Some(parent), false);
-                let what = if p.verified { "verified" } else { "FAILED" };
                 event(&mut body, p.t, track, INSTANT, |e| {
-                    e.str(TE_NAME, &format!("proof {}/{} {what}", p.job, p.partition));
+                    e.str(TE_NAME, &names.proof(p.job, p.partition, p.verified));
                     e.fixed64(TE_TERMINATING_FLOWS, flow_id(p.job, p.partition));
                 })?;
                 counts.instants += 1;
