@@ -209,6 +209,9 @@ impl<P: Partitions> Source<P> {
 /// Shapes by parameter cache id. Every proof of one kind, size and version has the same circuit
 /// structure, so each served request's source finds it here instead of synthesising its blank
 /// circuit again (seconds of one core for each 8MiB PoRep request, which serialised `serve`).
+/// Beyond the process, a shape is kept on disk (`shapes/` in provetop's cache) under its cache
+/// id and this executable's size and time: deriving it is a pass over every constraint (88 s of
+/// one core at 32 GiB), which a rig's next start then skips, and a new build derives again.
 fn known_shape(cache_id: &str, derive: impl FnOnce() -> Result<Shape>) -> Result<Shape> {
     static SHAPES: OnceLock<Mutex<HashMap<String, Shape>>> = OnceLock::new();
     let shapes = || {
@@ -220,9 +223,47 @@ fn known_shape(cache_id: &str, derive: impl FnOnce() -> Result<Shape>) -> Result
     if let Some(s) = shapes().get(cache_id) {
         return Ok(s.clone());
     }
-    let s = derive()?;
+    let s = kept_or_derived(shape_file(cache_id).as_deref(), derive)?;
     shapes().insert(cache_id.to_string(), s.clone());
     Ok(s)
+}
+
+/// The shape kept in `file`, else derived and kept there (a damaged file is derived again).
+fn kept_or_derived(file: Option<&Path>, derive: impl FnOnce() -> Result<Shape>) -> Result<Shape> {
+    let kept = file.and_then(|f| std::fs::read(f).ok());
+    if let Some(s) = kept.and_then(|b| serde_json::from_slice::<Shape>(&b).ok()) {
+        return Ok(s);
+    }
+    let s = derive()?;
+    if let Some(f) = file {
+        keep_shape(f, &s);
+    }
+    Ok(s)
+}
+
+/// Where the shape of `cache_id` is kept for this executable; None when the executable cannot
+/// be identified (then shapes are derived in every process).
+fn shape_file(cache_id: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?.metadata().ok()?;
+    let built = exe.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    let dir = provetop_engine::params::cache::cache_root().join("shapes");
+    let safe: String = cache_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect();
+    Some(dir.join(format!("{safe}-{:x}-{:x}.json", exe.len(), built.as_nanos())))
+}
+
+/// Writes a shape beside others, whole or not at all (a temporary file renamed); a cache that
+/// cannot be written costs only the next start's pass.
+fn keep_shape(file: &Path, s: &Shape) {
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    let ok = file.parent().is_some_and(|d| std::fs::create_dir_all(d).is_ok())
+        && serde_json::to_vec(s).is_ok_and(|b| std::fs::write(&tmp, b).is_ok())
+        && std::fs::rename(&tmp, file).is_ok();
+    if !ok {
+        let _ = std::fs::remove_file(&tmp);
+    }
 }
 
 impl<P: Partitions> CircuitSource for Source<P> {
@@ -257,5 +298,31 @@ impl<P: Partitions> CircuitSource for Source<P> {
 
     fn kind(&self) -> &str {
         self.parts.kind().name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_shape_is_read_back_and_a_damaged_one_derived_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("shapes").join("v28-test.json");
+        let shape = Shape {
+            num_inputs: 3,
+            num_aux: 5,
+            num_constraints: 7,
+            digest: "ab".repeat(32),
+        };
+        let derived = kept_or_derived(Some(&file), || Ok(shape.clone())).unwrap();
+        assert_eq!(derived, shape);
+        // The next process reads it, deriving nothing.
+        let read = kept_or_derived(Some(&file), || anyhow::bail!("derived again")).unwrap();
+        assert_eq!(read, shape);
+        std::fs::write(&file, b"{\"num_inputs\": 3").unwrap();
+        let err = kept_or_derived(Some(&file), || anyhow::bail!("derived again")).unwrap_err();
+        assert!(err.to_string().contains("derived again"), "{err}");
+        assert_eq!(kept_or_derived(None, || Ok(shape.clone())).unwrap(), shape);
     }
 }

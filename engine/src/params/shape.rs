@@ -7,11 +7,11 @@ use bellpepper_core::{
 };
 use blstrs::Scalar;
 use ff::PrimeField;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// A circuit's counts and the digest of its constraints: circuits of one shape share parameters.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shape {
     /// Public inputs including the constant one.
     pub num_inputs: usize,
