@@ -36,11 +36,8 @@ pub fn prepare_with(session: &Session, sink: Sink) -> Result<Arc<Loaded>> {
     let mut first = None;
     let mut largest: Option<(Arc<Loaded>, bool)> = None;
     for part in &session.plan.parts {
-        let loaded = load(session, &part.workload, sink)?;
         let precompiled = session.engine.precompiled_for(&part.workload);
-        if precompiled {
-            record_circuit(session, &part.workload, sink)?;
-        }
+        let loaded = load(session, &part.workload, precompiled, sink)?;
         let rows = |l: &Loaded| l.shape.num_rows();
         if largest
             .as_ref()
@@ -56,13 +53,19 @@ pub fn prepare_with(session: &Session, sink: Sink) -> Result<Arc<Loaded>> {
     first.context("a run without a workload")
 }
 
-/// One workload's parameters, with progress on stderr at most once a second.
-fn load(session: &Session, workload: &Workload, sink: Sink) -> Result<Arc<Loaded>> {
+/// One workload's parameters, and its recorded circuit when `precompiled` (the two made side by
+/// side), with progress on stderr at most once a second.
+fn load(
+    session: &Session,
+    workload: &Workload,
+    precompiled: bool,
+    sink: Sink,
+) -> Result<Arc<Loaded>> {
     let started = Instant::now();
     let last = parking_lot::Mutex::new(Instant::now());
     let label = workload.label();
     let tty = std::io::stderr().is_terminal() && sink.is_none();
-    let progress = |stage: &str, done: usize, total: usize| {
+    let params = |stage: &str, done: usize, total: usize| {
         if let Some(sink) = sink {
             let what = format!("parameters for {label}: {stage}");
             return sink(&Step {
@@ -77,16 +80,38 @@ fn load(session: &Session, workload: &Workload, sink: Sink) -> Result<Arc<Loaded
         let every = Duration::from_secs(if tty { 1 } else { 5 });
         if last.elapsed() >= every {
             *last = Instant::now();
-            let line = progress_line(&label, stage, done, total, started.elapsed());
+            let what = format!("params: generating for {label}");
+            let line = progress_line(&what, stage, done, total, started.elapsed());
             match tty {
                 true => eprint!("\r\x1b[2K{line}"),
                 false => eprintln!("{line}"),
             }
         }
     };
+    let last_recorded = parking_lot::Mutex::new(Instant::now());
+    let recording = |_: &str, done: usize, total: usize| {
+        if let Some(sink) = sink {
+            let what = format!("recording circuit {label}");
+            return sink(&Step {
+                what: &what,
+                done,
+                total,
+                elapsed: started.elapsed(),
+            });
+        }
+        let mut last = last_recorded.lock();
+        if last.elapsed() >= Duration::from_secs(5) && total > 0 {
+            *last = Instant::now();
+            // Its own line, above the parameters' bar when that is redrawn in place.
+            let clear = if tty { "\r\x1b[2K" } else { "" };
+            let what = format!("circuit: recording {label}");
+            let line = progress_line(&what, "constraints", done, total, started.elapsed());
+            eprintln!("{clear}{line}");
+        }
+    };
     let store: &ParamsStore = session.engine.store();
     let loaded = store
-        .get(workload, &progress)
+        .get_and_record(workload, precompiled, (&params, &recording))
         .with_context(|| format!("parameters for {label}"));
     // The bar redrawn in place is cleared, not left at its last figure above what follows.
     if tty && started.elapsed() >= Duration::from_secs(1) {
@@ -96,15 +121,24 @@ fn load(session: &Session, workload: &Workload, sink: Sink) -> Result<Arc<Loaded
             eprintln!("params: {label} ready in {secs:.1} s");
         }
     }
+    if let (Ok((_, Some((pc, Some(Origin::Generated { seconds, .. }))))), None) = (&loaded, sink) {
+        eprintln!(
+            "circuit: recorded {label} in {seconds:.1} s ({} terms, {:.0} MB)",
+            pc.nnz(),
+            pc.bytes() as f64 / 1e6
+        );
+    }
     // Parameters the user named that do not fit are bad input; a failed setup is not.
+    let loaded = loaded.map(|(l, _)| l);
     match session.params_file {
         true => usage(loaded),
         false => loaded,
     }
 }
 
-/// `params: generating for sha256-4: G1 queries [######------]  52% · 0:41 elapsed, ~0:38 left`.
-fn progress_line(label: &str, stage: &str, done: usize, total: usize, took: Duration) -> String {
+/// `params: generating for sha256-4: G1 queries [######------]  52% · 0:41 elapsed, ~0:38 left`
+/// (`what` is all before the stage).
+fn progress_line(what: &str, stage: &str, done: usize, total: usize, took: Duration) -> String {
     let frac = if total > 0 {
         (done as f64 / total as f64).clamp(0.0, 1.0)
     } else {
@@ -118,48 +152,12 @@ fn progress_line(label: &str, stage: &str, done: usize, total: usize, took: Dura
         false => String::new(),
     };
     format!(
-        "params: generating for {label}: {stage} [{}{}] {:>3.0}% · {} elapsed{left}",
+        "{what}: {stage} [{}{}] {:>3.0}% · {} elapsed{left}",
         "#".repeat(filled),
         "-".repeat(20 - filled),
         frac * 100.0,
         clock(secs)
     )
-}
-
-/// Records the workload's circuit for the pre-compiled path before the first job (or reads
-/// it from the cache beside the parameters), with progress on stderr.
-fn record_circuit(session: &Session, workload: &Workload, sink: Sink) -> Result<()> {
-    let label = workload.label();
-    let started = Instant::now();
-    let last = parking_lot::Mutex::new(Instant::now());
-    let progress = |_: &str, done: usize, total: usize| {
-        if let Some(sink) = sink {
-            let what = format!("recording circuit {label}");
-            return sink(&Step {
-                what: &what,
-                done,
-                total,
-                elapsed: started.elapsed(),
-            });
-        }
-        let mut last = last.lock();
-        if last.elapsed() >= Duration::from_secs(1) && total > 0 {
-            *last = Instant::now();
-            eprintln!(
-                "circuit: recording {label}: {:.0}%",
-                100.0 * done as f64 / total as f64
-            );
-        }
-    };
-    let (pc, origin) = session.engine.store().circuit(workload, &progress)?;
-    if let (Some(Origin::Generated { seconds, .. }), None) = (origin, sink) {
-        eprintln!(
-            "circuit: recorded {label} in {seconds:.1} s ({} terms, {:.0} MB)",
-            pc.nnz(),
-            pc.bytes() as f64 / 1e6
-        );
-    }
-    Ok(())
 }
 
 /// Page-locks the prestaging memory before the first job, saying so when it takes a while.
@@ -199,7 +197,13 @@ mod tests {
 
     #[test]
     fn parameter_progress_has_a_bar_the_elapsed_time_and_what_is_left() {
-        let line = progress_line("k14", "G1 queries", 25, 100, Duration::from_secs(30));
+        let line = progress_line(
+            "params: generating for k14",
+            "G1 queries",
+            25,
+            100,
+            Duration::from_secs(30),
+        );
         assert_eq!(
             line,
             "params: generating for k14: G1 queries [#####---------------]  25% · 0:30 elapsed, ~1:30 left"

@@ -19,6 +19,9 @@ use crate::params::{io, setup};
 // Loaded is the parameters' own type; found here as ever.
 pub use crate::params::Loaded;
 
+/// A recorded circuit, and how it came (`None`: it was in memory already).
+pub type Recorded = (Arc<Precompiled>, Option<Origin>);
+
 /// The parameters and recorded circuits of every shape in use, loaded or made once each and shared
 /// by every job.
 pub struct ParamsStore {
@@ -70,11 +73,7 @@ impl ParamsStore {
 
     /// The recorded circuit of `workload` (`precompiled`): from memory, the cache beside the
     /// parameters, or recorded now.
-    pub fn circuit(
-        &self,
-        workload: &Workload,
-        progress: setup::Progress,
-    ) -> Result<(Arc<Precompiled>, Option<Origin>)> {
+    pub fn circuit(&self, workload: &Workload, progress: setup::Progress) -> Result<Recorded> {
         let shape = workload.shape()?;
         let mut recorded = self.recorded.lock();
         if let Some(pc) = recorded.get(&shape.digest) {
@@ -86,6 +85,30 @@ impl ParamsStore {
             .with_context(|| format!("recording the circuit of {}", workload.label()))?;
         recorded.insert(shape.digest, pc.clone());
         Ok((pc, Some(origin)))
+    }
+
+    /// [`Self::get`] and, when `record`, [`Self::circuit`] side by side: each is mostly one
+    /// core's pass over every constraint (evaluating it at tau, recording it), so a first start
+    /// at production size pays the longer of the two rather than their sum.
+    pub fn get_and_record(
+        &self,
+        workload: &Workload,
+        record: bool,
+        (params, recording): (setup::Progress, setup::Progress),
+    ) -> Result<(Arc<Loaded>, Option<Recorded>)> {
+        // The shape first, once: both need it.
+        workload.shape()?;
+        let (loaded, recorded) = std::thread::scope(|s| {
+            let recorded = record.then(|| s.spawn(|| self.circuit(workload, recording)));
+            let loaded = self.get(workload, params);
+            let recorded = recorded.map(|h| match h.join() {
+                Ok(r) => r,
+                Err(_) => Err(anyhow::anyhow!("recording the circuit panicked")),
+            });
+            (loaded, recorded)
+        });
+        let recorded = recorded.transpose()?;
+        Ok((loaded?, recorded))
     }
 
     /// Moves the parameters of the shape with `digest` to cold and forgets its recorded circuit,

@@ -245,20 +245,36 @@ fn kept_or_derived(file: Option<&Path>, derive: impl FnOnce() -> Result<Shape>) 
 /// be identified (then shapes are derived in every process).
 fn shape_file(cache_id: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?.metadata().ok()?;
-    let built = exe.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    let built = exe
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
     let dir = provetop_engine::params::cache::cache_root().join("shapes");
     let safe: String = cache_id
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
-    Some(dir.join(format!("{safe}-{:x}-{:x}.json", exe.len(), built.as_nanos())))
+    Some(dir.join(format!(
+        "{safe}-{:x}-{:x}.json",
+        exe.len(),
+        built.as_nanos()
+    )))
 }
 
 /// Writes a shape beside others, whole or not at all (a temporary file renamed); a cache that
 /// cannot be written costs only the next start's pass.
 fn keep_shape(file: &Path, s: &Shape) {
     let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    let ok = file.parent().is_some_and(|d| std::fs::create_dir_all(d).is_ok())
+    let ok = file
+        .parent()
+        .is_some_and(|d| std::fs::create_dir_all(d).is_ok())
         && serde_json::to_vec(s).is_ok_and(|b| std::fs::write(&tmp, b).is_ok())
         && std::fs::rename(&tmp, file).is_ok();
     if !ok {

@@ -153,15 +153,12 @@ impl ParamSets {
         }
         let start = Instant::now();
         let quiet = |_: &str, _: usize, _: usize| {};
-        let loaded = self
+        let precompiled = self.engine.precompiled_for(&workload);
+        let (loaded, _) = self
             .engine
             .store()
-            .get(&workload, &quiet)
+            .get_and_record(&workload, precompiled, (&quiet, &quiet))
             .with_context(|| format!("parameters for {id}"))?;
-        let precompiled = self.engine.precompiled_for(&workload);
-        if precompiled {
-            self.engine.store().circuit(&workload, &quiet)?;
-        }
         let mut pinned = self.pinned.lock();
         if pinned.is_none() {
             let reserved = self.engine.reserve_prestage(&loaded, precompiled);
