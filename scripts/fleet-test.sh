@@ -3,7 +3,8 @@
 # --test-params` on loopback, each sent one 2KiB WinningPoSt; the fleet view shows six rows
 # with the proofs counted; one rig killed with SIGKILL shows `unreachable` within 5 s, and is
 # back once restarted; an alert of serve's [alerts] reaches a webhook on a local HTTP listener
-# (Alertmanager's JSON) and clears; `attach --summary` counts the served proofs by kind; and
+# (Alertmanager's JSON) and clears; a rig's dashboard names its jobs by request id;
+# `attach --summary` counts the served proofs by kind; and
 # the Prometheus rules pass `promtool test rules` (scripts/prometheus-test.sh).
 #
 #   scripts/fleet-test.sh                     the test (CI runs it from scripts/test.sh)
@@ -150,6 +151,15 @@ for r in "${RIGS[@]}"; do
     wait_for fleet 10 "^ *$r +live .*winning-post [0-9]+/6 "
 done
 echo "ok: every row counts its served WinningPoSt ($((SECONDS - t0)) s)"
+
+echo "== Enter opens rig1's dashboard, where its served job goes by its request id"
+T send-keys -t pt:fleet Enter
+sleep 1
+T send-keys -t pt:fleet 2
+wait_for fleet 10 " bench-[0-9]+-0 +verified"
+T send-keys -t pt:fleet Escape
+wait_for fleet 10 "6 rigs, 6 live"
+echo "ok: 'bench-…-0 verified' in rig1's jobs, and back to the fleet ($((SECONDS - t0)) s)"
 
 echo "== rig1's alert clears"
 for ((i = 0; i < 400; i++)); do
