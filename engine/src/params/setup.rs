@@ -133,6 +133,8 @@ pub fn generate_with<R: RngCore + CryptoRng>(
         );
         clock = std::time::Instant::now();
     };
+    // Each vector is dropped once used: at 32 GiB every one of them is 4 GB or more, and the
+    // queries made (47 GB) come on top of what is still held.
     progress("evaluating the circuit at tau", 0, 1);
     let powers = powers(tau, m);
     let mut lagrange = powers.clone();
@@ -146,6 +148,7 @@ pub fn generate_with<R: RngCore + CryptoRng>(
     for i in 0..shape.num_inputs {
         at[i] += lagrange[shape.num_constraints + i];
     }
+    drop(lagrange);
     lap("the circuit evaluated at tau");
 
     let ni = shape.num_inputs;
@@ -156,18 +159,19 @@ pub fn generate_with<R: RngCore + CryptoRng>(
             (beta * at[i] + alpha * bt[i] + ct[i]) * if i < ni { gamma_inv } else { delta_inv }
         })
         .collect();
+    drop(ct);
     let z_over_delta = (tau.pow_vartime([m as u64]) - Scalar::ONE) * delta_inv;
     let h_scalars: Vec<Scalar> = powers[..m - 1]
         .par_iter()
         .map(|p| *p * z_over_delta)
         .collect();
-    let nonzero = |v: &[Scalar]| -> Vec<Scalar> {
-        v.par_iter()
+    drop(powers);
+    let nonzero = |v: Vec<Scalar>| -> Vec<Scalar> {
+        v.into_par_iter()
             .filter(|s| !bool::from(s.is_zero()))
-            .copied()
             .collect()
     };
-    let (a_s, b_s) = (nonzero(&at), nonzero(&bt));
+    let (a_s, b_s) = (nonzero(at), nonzero(bt));
     if ext[ni..].iter().any(|s| bool::from(s.is_zero())) {
         bail!("the circuit has an unconstrained variable: its L query point would be zero");
     }
@@ -188,12 +192,13 @@ pub fn generate_with<R: RngCore + CryptoRng>(
         let made = products.g1(&t1, scalars, &tick);
         or_cpu(made, "G1", products, &t1, scalars, &tick)
     };
-    let (h, ic_l, a, b_g1) = (
-        g1_query(&h_scalars),
-        g1_query(&ext),
-        g1_query(&a_s),
-        g1_query(&b_s),
-    );
+    let h = g1_query(&h_scalars);
+    drop(h_scalars);
+    let mut ic_l = g1_query(&ext);
+    drop(ext);
+    let a = g1_query(&a_s);
+    drop(a_s);
+    let b_g1 = g1_query(&b_s);
     lap("G1 queries");
     let done2 = AtomicUsize::new(0);
     let tick2 = |n: usize| {
@@ -203,7 +208,10 @@ pub fn generate_with<R: RngCore + CryptoRng>(
     let made = products.g2(&t2, &b_s, &tick2);
     let b_g2 = or_cpu(made, "G2", products, &t2, &b_s, &tick2);
     lap("G2 queries");
-    let (ic, l) = (ic_l[..ni].to_vec(), ic_l[ni..].to_vec());
+    drop(b_s);
+    // L in place, without a second copy of it.
+    let ic: Vec<G1Affine> = ic_l.drain(..ni).collect();
+    let l = ic_l;
 
     let vk = VerifyingKey {
         alpha_g1: (g1 * alpha).to_affine(),
