@@ -62,7 +62,8 @@ fn load(
     sink: Sink,
 ) -> Result<Arc<Loaded>> {
     let started = Instant::now();
-    let last = parking_lot::Mutex::new(Instant::now());
+    // When the last line was written, and of which stage.
+    let last = parking_lot::Mutex::new((Instant::now(), String::new()));
     let label = workload.label();
     let tty = std::io::stderr().is_terminal() && sink.is_none();
     let params = |stage: &str, done: usize, total: usize| {
@@ -76,10 +77,11 @@ fn load(
             });
         }
         let mut last = last.lock();
-        // On a terminal one line redrawn in place; elsewhere a line every few seconds.
+        // On a terminal one line redrawn in place; elsewhere a line every few seconds, and at
+        // once when a stage begins (evaluating the circuit may take minutes before its next).
         let every = Duration::from_secs(if tty { 1 } else { 5 });
-        if last.elapsed() >= every {
-            *last = Instant::now();
+        if last.0.elapsed() >= every || last.1 != stage {
+            *last = (Instant::now(), stage.to_string());
             let what = format!("params: generating for {label}");
             let line = progress_line(&what, stage, done, total, started.elapsed());
             match tty {

@@ -299,8 +299,17 @@ impl<P: Partitions> CircuitSource for Source<P> {
         synthesize_generic(self.parts.circuit(self.index(partition))?)
     }
 
-    fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters> {
-        setup::generate(self.parts.blank(), shape, &mut rand::rngs::OsRng, progress)
+    fn generate_params(
+        &self,
+        shape: &Shape,
+        progress: Progress,
+        products: &dyn setup::Products,
+    ) -> Result<Parameters> {
+        let blank = self.parts.blank();
+        let rng = &mut rand::rngs::OsRng;
+        setup::generate_with(shape, rng, progress, products, |lagrange| {
+            setup::evaluate_reporting(blank, shape, lagrange, progress)
+        })
     }
 
     fn witness(&self, partition: u32) -> Result<Witness> {
@@ -320,6 +329,55 @@ impl<P: Partitions> CircuitSource for Source<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+    use provetop_engine::params::fixed_base::FixedBase;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The CPU's products, counted: where a Filecoin circuit's setup made them.
+    #[derive(Default)]
+    struct Counted(AtomicUsize);
+
+    impl setup::Products for Counted {
+        fn name(&self) -> String {
+            "counted".into()
+        }
+        fn g1(
+            &self,
+            t: &FixedBase<G1Projective>,
+            s: &[Fr],
+            tick: &(dyn Fn(usize) + Sync),
+        ) -> Result<Vec<G1Affine>> {
+            self.0.fetch_add(s.len(), Ordering::SeqCst);
+            setup::CpuProducts.g1(t, s, tick)
+        }
+        fn g2(
+            &self,
+            t: &FixedBase<G2Projective>,
+            s: &[Fr],
+            tick: &(dyn Fn(usize) + Sync),
+        ) -> Result<Vec<G2Affine>> {
+            self.0.fetch_add(s.len(), Ordering::SeqCst);
+            setup::CpuProducts.g2(t, s, tick)
+        }
+    }
+
+    /// A Filecoin circuit's setup makes its products where the engine says (the GPU when it
+    /// has one), not on the CPU regardless.
+    #[test]
+    fn a_filecoin_circuits_setup_makes_its_products_where_it_is_told() {
+        let inputs =
+            crate::sparse::inputs(Kind::WinningPost, crate::SectorSize::S2KiB, 0, None).unwrap();
+        let prepared = crate::prepared::register(&inputs, None, "winning-post-2KiB").unwrap();
+        let source = prepared.circuits().circuit.source();
+        let shape = source.shape().unwrap();
+        let counted = Counted::default();
+        let p = source
+            .generate_params(&shape, &|_, _, _| {}, &counted)
+            .unwrap();
+        let points =
+            p.h.len() + p.l.len() + p.vk.ic.len() + p.a.len() + p.b_g1.len() + p.b_g2.len();
+        assert_eq!(counted.0.load(Ordering::SeqCst), points);
+    }
 
     #[test]
     fn a_kept_shape_is_read_back_and_a_damaged_one_derived_again() {

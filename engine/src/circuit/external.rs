@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use super::precompiled::{Precompiled, Witness};
 use super::{Assignment, Shape};
-use crate::params::{setup::Progress, Parameters};
+use crate::params::setup::{Products, Progress};
+use crate::params::Parameters;
 
 /// One circuit family whose partitions the engine proves. A bellpepper circuit's `synthesize`
 /// is generic over its constraint system, so the source runs each of the engine's constraint
@@ -21,8 +22,14 @@ pub trait CircuitSource: Send + Sync {
     fn shape(&self) -> Result<Shape>;
     /// The witness of partition `partition` (taken modulo [`Self::partitions`]).
     fn synthesize(&self, partition: u32) -> Result<Assignment>;
-    /// Fresh Groth16 parameters for the structure.
-    fn generate_params(&self, shape: &Shape, progress: Progress) -> Result<Parameters>;
+    /// Fresh Groth16 parameters for the structure, their fixed-base products on `products`
+    /// (the GPU when the engine has one).
+    fn generate_params(
+        &self,
+        shape: &Shape,
+        progress: Progress,
+        products: &dyn Products,
+    ) -> Result<Parameters>;
     /// The witness alone of partition `partition` (taken modulo [`Self::partitions`]), for the
     /// pre-compiled path: what [`Self::synthesize`] assigns, without evaluating a constraint.
     fn witness(&self, partition: u32) -> Result<Witness>;

@@ -176,7 +176,9 @@ impl Workload {
     ) -> Result<Parameters> {
         let rng = &mut OsRng;
         match *self {
-            Workload::External { ref circuit } => circuit.source().generate_params(shape, progress),
+            Workload::External { ref circuit } => {
+                circuit.source().generate_params(shape, progress, products)
+            }
             Workload::Synthetic { log2_constraints } => {
                 let circuit = SyntheticCircuit::new(log2_constraints, 0);
                 setup::generate_with(shape, rng, progress, products, |lagrange| {
@@ -186,7 +188,7 @@ impl Workload {
             Workload::Sha256 { .. } => {
                 let circuit = self.circuit(0)?;
                 setup::generate_with(shape, rng, progress, products, |lagrange| {
-                    setup::evaluate(circuit, shape, lagrange)
+                    setup::evaluate_reporting(circuit, shape, lagrange, progress)
                 })
             }
         }

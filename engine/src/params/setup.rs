@@ -80,7 +80,7 @@ pub fn generate<C: Circuit<Scalar>, R: RngCore + CryptoRng>(
     progress: Progress,
 ) -> Result<Parameters> {
     generate_with(shape, rng, progress, &CpuProducts, |lagrange| {
-        evaluate(circuit, shape, lagrange)
+        evaluate_reporting(circuit, shape, lagrange, progress)
     })
 }
 
@@ -91,7 +91,18 @@ pub fn evaluate<C: Circuit<Scalar>>(
     shape: &Shape,
     lagrange: &[Scalar],
 ) -> Result<Evaluated> {
-    let mut cs = EvalCs::new(shape, lagrange);
+    evaluate_reporting(circuit, shape, lagrange, &|_: &str, _: usize, _: usize| {})
+}
+
+/// [`evaluate`], reporting `("evaluating the circuit at tau", rows done, of the shape's)` as it
+/// goes: at production size it is minutes of one core.
+pub fn evaluate_reporting<C: Circuit<Scalar>>(
+    circuit: C,
+    shape: &Shape,
+    lagrange: &[Scalar],
+    progress: Progress,
+) -> Result<Evaluated> {
+    let mut cs = EvalCs::new(shape, lagrange, progress);
     circuit
         .synthesize(&mut cs)
         .map_err(|e| anyhow::anyhow!("synthesis failed: {e}"))?;
@@ -292,6 +303,9 @@ fn powers(x: Scalar, n: usize) -> Vec<Scalar> {
 /// Accumulates every variable's A, B and C polynomials evaluated at tau.
 struct EvalCs<'a> {
     lagrange: &'a [Scalar],
+    progress: Progress<'a>,
+    /// Rows the shape has, for the progress.
+    rows: usize,
     /// Inputs first, then aux: the order of the A and B queries.
     at: Vec<Scalar>,
     bt: Vec<Scalar>,
@@ -304,10 +318,12 @@ struct EvalCs<'a> {
 }
 
 impl<'a> EvalCs<'a> {
-    fn new(shape: &Shape, lagrange: &'a [Scalar]) -> Self {
+    fn new(shape: &Shape, lagrange: &'a [Scalar], progress: Progress<'a>) -> Self {
         let n = shape.num_inputs + shape.num_aux;
         EvalCs {
             lagrange,
+            progress,
+            rows: shape.num_constraints,
             at: vec![Scalar::ZERO; n],
             bt: vec![Scalar::ZERO; n],
             ct: vec![Scalar::ZERO; n],
@@ -345,6 +361,9 @@ impl ConstraintSystem<Scalar> for EvalCs<'_> {
     {
         let l = self.lagrange[self.row];
         self.row += 1;
+        if self.row % (1 << 16) == 0 {
+            (self.progress)("evaluating the circuit at tau", self.row, self.rows);
+        }
         let first_aux = self.first_aux;
         let slot = |v: Variable| match v.get_unchecked() {
             Index::Input(i) => i,
