@@ -272,7 +272,8 @@ impl Jobs {
 /// Setup on its own thread (parameters, the circuit's recording, page-locked memory), its
 /// latest step for the header, and its end.
 struct Setup {
-    step: Arc<Mutex<Option<(String, f64, f64)>>>,
+    /// What, how far (0..1), seconds elapsed and seconds left of the stage (when known).
+    step: Arc<Mutex<Option<(String, f64, f64, Option<f64>)>>>,
     done: Receiver<Result<()>>,
 }
 
@@ -289,7 +290,9 @@ impl Setup {
                         0 => 0.0,
                         n => (s.done as f64 / n as f64).clamp(0.0, 1.0),
                     };
-                    *latest.lock() = Some((s.what.to_string(), frac, s.elapsed.as_secs_f64()));
+                    let left = s.left.map(|l| l.as_secs_f64());
+                    *latest.lock() =
+                        Some((s.what.to_string(), frac, s.elapsed.as_secs_f64(), left));
                 };
                 let r = crate::params::prepare_with(&session, Some(&sink)).map(|_| ());
                 let _ = tx.send(r);
@@ -303,8 +306,7 @@ impl Setup {
 
     /// The header's setup line, from the latest step.
     fn phase(&self) -> Option<RunPhase> {
-        let (what, done, elapsed) = self.step.lock().clone()?;
-        let left = (done > 0.01).then(|| elapsed * (1.0 - done) / done);
+        let (what, done, elapsed, left) = self.step.lock().clone()?;
         Some(RunPhase::Setup {
             what,
             done,

@@ -26,6 +26,8 @@ pub struct Step<'a> {
     pub done: usize,
     pub total: usize,
     pub elapsed: Duration,
+    /// What is left of this stage at its own rate so far; None until that is known.
+    pub left: Option<Duration>,
 }
 
 /// Where setup reports its steps: the dashboard's header, or stderr when `None`.
@@ -62,54 +64,55 @@ fn load(
     sink: Sink,
 ) -> Result<Arc<Loaded>> {
     let started = Instant::now();
-    // When the last line was written, and of which stage.
-    let last = parking_lot::Mutex::new((Instant::now(), String::new()));
     let label = workload.label();
     let tty = std::io::stderr().is_terminal() && sink.is_none();
+    // The dashboard takes every report; on a terminal one line redrawn in place; elsewhere a
+    // line every few seconds.
+    let every = |secs: u64| Duration::from_secs(if sink.is_some() { 0 } else { secs });
+    let params_lines = Throttle::new(every(if tty { 1 } else { 5 }));
     let params = |stage: &str, done: usize, total: usize| {
+        let Some(left) = params_lines.due(stage, done, total) else {
+            return;
+        };
+        let elapsed = started.elapsed();
         if let Some(sink) = sink {
             let what = format!("parameters for {label}: {stage}");
             return sink(&Step {
                 what: &what,
                 done,
                 total,
-                elapsed: started.elapsed(),
+                elapsed,
+                left,
             });
         }
-        let mut last = last.lock();
-        // On a terminal one line redrawn in place; elsewhere a line every few seconds, and at
-        // once when a stage begins (evaluating the circuit may take minutes before its next).
-        let every = Duration::from_secs(if tty { 1 } else { 5 });
-        if last.0.elapsed() >= every || last.1 != stage {
-            *last = (Instant::now(), stage.to_string());
-            let what = format!("params: generating for {label}");
-            let line = progress_line(&what, stage, done, total, started.elapsed());
-            match tty {
-                true => eprint!("\r\x1b[2K{line}"),
-                false => eprintln!("{line}"),
-            }
+        let what = format!("params: generating for {label}");
+        let line = progress_line(&what, stage, (done, total), elapsed, left);
+        match tty {
+            true => eprint!("\r\x1b[2K{line}"),
+            false => eprintln!("{line}"),
         }
     };
-    let last_recorded = parking_lot::Mutex::new(Instant::now());
-    let recording = |_: &str, done: usize, total: usize| {
+    let recording_lines = Throttle::new(every(5));
+    let recording = |stage: &str, done: usize, total: usize| {
+        let Some(left) = recording_lines.due(stage, done, total) else {
+            return;
+        };
+        let elapsed = started.elapsed();
         if let Some(sink) = sink {
             let what = format!("recording circuit {label}");
             return sink(&Step {
                 what: &what,
                 done,
                 total,
-                elapsed: started.elapsed(),
+                elapsed,
+                left,
             });
         }
-        let mut last = last_recorded.lock();
-        if last.elapsed() >= Duration::from_secs(5) && total > 0 {
-            *last = Instant::now();
-            // Its own line, above the parameters' bar when that is redrawn in place.
-            let clear = if tty { "\r\x1b[2K" } else { "" };
-            let what = format!("circuit: recording {label}");
-            let line = progress_line(&what, "constraints", done, total, started.elapsed());
-            eprintln!("{clear}{line}");
-        }
+        let what = format!("circuit: recording {label}");
+        let line = progress_line(&what, "constraints", (done, total), elapsed, left);
+        // Its own line, above the parameters' bar when that is redrawn in place.
+        let clear = if tty { "\r\x1b[2K" } else { "" };
+        eprintln!("{clear}{line}");
     };
     let store: &ParamsStore = session.engine.store();
     let loaded = store
@@ -138,9 +141,65 @@ fn load(
     }
 }
 
+/// A progress report's lines: at most one every `every`, but at once when a stage begins;
+/// what is left reckoned from the stage's own rate since its first report (a stage's start
+/// says nothing of the next's).
+struct Throttle {
+    every: Duration,
+    seen: parking_lot::Mutex<Option<Seen>>,
+}
+
+/// The stage being reported: its name, when it was first reported and how far it was then,
+/// and when a line was last written.
+struct Seen {
+    stage: String,
+    first: (Instant, usize),
+    written: Instant,
+}
+
+impl Throttle {
+    fn new(every: Duration) -> Self {
+        Throttle {
+            every,
+            seen: parking_lot::Mutex::new(None),
+        }
+    }
+
+    /// Whether a report is due now, and if so what is left of its stage (None: not known yet).
+    fn due(&self, stage: &str, done: usize, total: usize) -> Option<Option<Duration>> {
+        let now = Instant::now();
+        let mut seen = self.seen.lock();
+        let s = match seen.as_mut() {
+            Some(s) if s.stage == stage => {
+                if now.duration_since(s.written) < self.every {
+                    return None;
+                }
+                s.written = now;
+                s
+            }
+            _ => seen.insert(Seen {
+                stage: stage.to_string(),
+                first: (now, done),
+                written: now,
+            }),
+        };
+        let (t0, done0) = s.first;
+        Some((done > done0 && total > done).then(|| {
+            now.duration_since(t0)
+                .mul_f64((total - done) as f64 / (done - done0) as f64)
+        }))
+    }
+}
+
 /// `params: generating for sha256-4: G1 queries [######------]  52% · 0:41 elapsed, ~0:38 left`
 /// (`what` is all before the stage).
-fn progress_line(what: &str, stage: &str, done: usize, total: usize, took: Duration) -> String {
+fn progress_line(
+    what: &str,
+    stage: &str,
+    (done, total): (usize, usize),
+    took: Duration,
+    left: Option<Duration>,
+) -> String {
     let frac = if total > 0 {
         (done as f64 / total as f64).clamp(0.0, 1.0)
     } else {
@@ -148,17 +207,16 @@ fn progress_line(what: &str, stage: &str, done: usize, total: usize, took: Durat
     };
     let filled = (frac * 20.0).round() as usize;
     let clock = |s: f64| format!("{}:{:02}", (s / 60.0) as u64, (s % 60.0) as u64);
-    let secs = took.as_secs_f64();
-    let left = match frac > 0.0 {
-        true => format!(", ~{} left", clock(secs * (1.0 - frac) / frac)),
-        false => String::new(),
+    let left = match left {
+        Some(l) => format!(", ~{} left", clock(l.as_secs_f64())),
+        None => String::new(),
     };
     format!(
         "{what}: {stage} [{}{}] {:>3.0}% · {} elapsed{left}",
         "#".repeat(filled),
         "-".repeat(20 - filled),
         frac * 100.0,
-        clock(secs)
+        clock(took.as_secs_f64())
     )
 }
 
@@ -172,6 +230,7 @@ fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool, sink:
             done: 0,
             total: 0,
             elapsed: Duration::ZERO,
+            left: None,
         });
     }
     match session.engine.reserve_prestage(loaded, precompiled) {
@@ -202,14 +261,37 @@ mod tests {
         let line = progress_line(
             "params: generating for k14",
             "G1 queries",
-            25,
-            100,
+            (25, 100),
             Duration::from_secs(30),
+            Some(Duration::from_secs(90)),
         );
         assert_eq!(
             line,
             "params: generating for k14: G1 queries [#####---------------]  25% · 0:30 elapsed, ~1:30 left"
         );
-        assert!(!progress_line("k14", "tau", 0, 0, Duration::ZERO).contains("left"));
+        let line = progress_line("k14", "tau", (0, 0), Duration::ZERO, None);
+        assert!(!line.contains("left"));
+    }
+
+    /// A stage's first report is written at once and says nothing of what is left; later ones
+    /// wait their turn and reckon what is left from the stage's own rate.
+    #[test]
+    fn each_stage_is_shown_as_it_begins_and_timed_by_its_own_rate() {
+        let t = Throttle::new(Duration::from_millis(50));
+        let first = t.due("evaluating", 0, 100).expect("a stage's first report");
+        assert_eq!(first, None, "nothing known yet of what is left");
+        assert!(
+            t.due("evaluating", 10, 100).is_none(),
+            "within the throttle"
+        );
+        std::thread::sleep(Duration::from_millis(60));
+        let left = t.due("evaluating", 50, 100).expect("due").expect("known");
+        // 50 done in about 60 ms: about 60 ms left, not the whole run's time.
+        assert!(left < Duration::from_secs(1), "{left:?}");
+        assert_eq!(
+            t.due("G1 queries", 0, 100),
+            Some(None),
+            "a new stage at once"
+        );
     }
 }
