@@ -269,11 +269,14 @@ impl Jobs {
     }
 }
 
+/// A setup step as the header shows it: what, how far (0..1), seconds elapsed, and seconds left
+/// of the stage when known.
+type SetupStep = (String, f64, f64, Option<f64>);
+
 /// Setup on its own thread (parameters, the circuit's recording, page-locked memory), its
 /// latest step for the header, and its end.
 struct Setup {
-    /// What, how far (0..1), seconds elapsed and seconds left of the stage (when known).
-    step: Arc<Mutex<Option<(String, f64, f64, Option<f64>)>>>,
+    step: Arc<Mutex<Option<SetupStep>>>,
     done: Receiver<Result<()>>,
 }
 
