@@ -69,50 +69,32 @@ fn load(
     // The dashboard takes every report; on a terminal one line redrawn in place; elsewhere a
     // line every few seconds.
     let every = |secs: u64| Duration::from_secs(if sink.is_some() { 0 } else { secs });
-    let params_lines = Throttle::new(every(if tty { 1 } else { 5 }));
-    let params = |stage: &str, done: usize, total: usize| {
-        let Some(left) = params_lines.due(stage, done, total) else {
-            return;
-        };
-        let elapsed = started.elapsed();
-        if let Some(sink) = sink {
-            let what = format!("parameters for {label}: {stage}");
-            return sink(&Step {
-                what: &what,
-                done,
-                total,
-                elapsed,
-                left,
-            });
-        }
-        let what = format!("params: generating for {label}");
-        let line = progress_line(&what, stage, (done, total), elapsed, left);
-        match tty {
-            true => eprint!("\r\x1b[2K{line}"),
-            false => eprintln!("{line}"),
-        }
+    let (params_lines, recording_lines) = (
+        Throttle::new(every(if tty { 1 } else { 5 })),
+        Throttle::new(every(5)),
+    );
+    let to = |lines, redraw| Report {
+        lines,
+        sink,
+        started,
+        redraw: redraw && tty,
+        clear: tty,
     };
-    let recording_lines = Throttle::new(every(5));
-    let recording = |stage: &str, done: usize, total: usize| {
-        let Some(left) = recording_lines.due(stage, done, total) else {
-            return;
-        };
-        let elapsed = started.elapsed();
-        if let Some(sink) = sink {
-            let what = format!("recording circuit {label}");
-            return sink(&Step {
-                what: &what,
-                done,
-                total,
-                elapsed,
-                left,
-            });
-        }
-        let what = format!("circuit: recording {label}");
-        let line = progress_line(&what, "constraints", (done, total), elapsed, left);
-        // Its own line, above the parameters' bar when that is redrawn in place.
-        let clear = if tty { "\r\x1b[2K" } else { "" };
-        eprintln!("{clear}{line}");
+    let (params_to, recording_to) = (to(&params_lines, true), to(&recording_lines, false));
+    let (params_what, recording_what) = (
+        [
+            format!("parameters for {label}"),
+            format!("params: generating for {label}"),
+        ],
+        [
+            format!("recording circuit {label}"),
+            format!("circuit: recording {label}"),
+        ],
+    );
+    let params =
+        |stage: &str, done: usize, total: usize| params_to.report(&params_what, stage, done, total);
+    let recording = |_: &str, done: usize, total: usize| {
+        recording_to.report(&recording_what, "constraints", done, total)
     };
     let store: &ParamsStore = session.engine.store();
     let loaded = store
@@ -138,6 +120,43 @@ fn load(
     match session.params_file {
         true => usage(loaded),
         false => loaded,
+    }
+}
+
+/// Where one of setup's two threads reports: every report to the dashboard's sink, else lines
+/// on stderr as `lines` lets them through, `redraw`n in place (the parameters' bar on a
+/// terminal) or each of its own (cleared of that bar first when `clear`).
+struct Report<'a> {
+    lines: &'a Throttle,
+    sink: Sink<'a>,
+    started: Instant,
+    redraw: bool,
+    clear: bool,
+}
+
+impl Report<'_> {
+    /// `what`: the dashboard's name of the work and the line's.
+    fn report(&self, what: &[String; 2], stage: &str, done: usize, total: usize) {
+        let Some(left) = self.lines.due(stage, done, total) else {
+            return;
+        };
+        let elapsed = self.started.elapsed();
+        if let Some(sink) = self.sink {
+            let what = format!("{}: {stage}", what[0]);
+            return sink(&Step {
+                what: &what,
+                done,
+                total,
+                elapsed,
+                left,
+            });
+        }
+        let line = progress_line(&what[1], stage, (done, total), elapsed, left);
+        match (self.redraw, self.clear) {
+            (true, _) => eprint!("\r\x1b[2K{line}"),
+            (false, true) => eprintln!("\r\x1b[2K{line}"),
+            (false, false) => eprintln!("{line}"),
+        }
     }
 }
 
