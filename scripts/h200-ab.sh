@@ -6,11 +6,14 @@
 # sector is sealed once here by the new binary; every proof is checked by verify_seal.
 #
 #   scripts/build-carry.sh                      # here: .carry/provetop (new)
-#   cp <old build>/provetop .carry/provetop-old # built with PROVETOP_CUDA_ARCHS=90 to fit
+#   xz -c <old build>/provetop >.carry/provetop-old.xz # built with PROVETOP_CUDA_ARCHS=90
 #   OUT=$OUT scripts/h200-ab.sh                 # on the device; tables in $OUT/summary.md
 set -uo pipefail
 cd "$(dirname "$0")/.."
 NEW=${NEW:-.carry/provetop} OLD=${OLD:-.carry/provetop-old}
+# The old binary travels xz-compressed (two stripped binaries exceed a call's 64 MiB); xz keeps
+# the archive's mode, so the execute bit is set here.
+if [[ ! -x $OLD && -f $OLD.xz ]]; then xz -dkf "$OLD.xz" && chmod +x "$OLD"; fi
 OUT=${OUT:-/tmp/provetop-ab} WORK=${WORK:-/tmp/provetop-ab-work}
 PROOFS=${PROOFS:-300} ROUNDS=${ROUNDS:-2}
 export XDG_CACHE_HOME=/tmp/provetop-cache XDG_STATE_HOME="$WORK/state"
