@@ -56,7 +56,7 @@ pub fn prepare_with(session: &Session, sink: Sink) -> Result<Arc<Loaded>> {
 }
 
 /// One workload's parameters, and its recorded circuit when `precompiled` (the two made side by
-/// side), with progress on stderr at most once a second.
+/// side), with progress to the dashboard's sink or on stderr.
 fn load(
     session: &Session,
     workload: &Workload,
@@ -73,12 +73,12 @@ fn load(
         Throttle::new(every(if tty { 1 } else { 5 })),
         Throttle::new(every(5)),
     );
-    let to = |lines, redraw| Report {
+    let to = |lines, bar| Report {
         lines,
         sink,
         started,
-        redraw: redraw && tty,
-        clear: tty,
+        tty,
+        bar,
     };
     let (params_to, recording_to) = (to(&params_lines, true), to(&recording_lines, false));
     let (params_what, recording_what) = (
@@ -124,14 +124,14 @@ fn load(
 }
 
 /// Where one of setup's two threads reports: every report to the dashboard's sink, else lines
-/// on stderr as `lines` lets them through, `redraw`n in place (the parameters' bar on a
-/// terminal) or each of its own (cleared of that bar first when `clear`).
+/// on stderr as `lines` lets them through. On a terminal the parameters' are one `bar` redrawn
+/// in place, and the recording's lines of their own clear that bar first.
 struct Report<'a> {
     lines: &'a Throttle,
     sink: Sink<'a>,
     started: Instant,
-    redraw: bool,
-    clear: bool,
+    tty: bool,
+    bar: bool,
 }
 
 impl Report<'_> {
@@ -152,10 +152,10 @@ impl Report<'_> {
             });
         }
         let line = progress_line(&what[1], stage, (done, total), elapsed, left);
-        match (self.redraw, self.clear) {
-            (true, _) => eprint!("\r\x1b[2K{line}"),
-            (false, true) => eprintln!("\r\x1b[2K{line}"),
-            (false, false) => eprintln!("{line}"),
+        match (self.tty, self.bar) {
+            (true, true) => eprint!("\r\x1b[2K{line}"),
+            (true, false) => eprintln!("\r\x1b[2K{line}"),
+            (false, _) => eprintln!("{line}"),
         }
     }
 }
