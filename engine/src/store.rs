@@ -99,11 +99,17 @@ impl ParamsStore {
         // The shape first, once: both need it.
         workload.shape()?;
         let (loaded, recorded) = std::thread::scope(|s| {
-            let recorded = record.then(|| s.spawn(|| self.circuit(workload, recording)));
+            let recorder = record.then(|| {
+                let thread = std::thread::Builder::new().name("record".into());
+                thread.spawn_scoped(s, || self.circuit(workload, recording))
+            });
             let loaded = self.get(workload, params);
-            let recorded = recorded.map(|h| match h.join() {
-                Ok(r) => r,
-                Err(_) => Err(anyhow::anyhow!("recording the circuit panicked")),
+            let recorded = recorder.map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("recording the circuit panicked"))),
+                // No thread to spare: one after the other.
+                Err(_) => self.circuit(workload, recording),
             });
             (loaded, recorded)
         });

@@ -40,13 +40,16 @@ impl Shape {
     pub fn of<C: Circuit<Scalar>>(circuit: C) -> Result<Shape> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
         std::thread::scope(|s| {
-            let hasher = s.spawn(move || {
-                let mut h = Sha256::new();
-                for bytes in rx {
-                    h.update(&bytes);
-                }
-                h.finalize()
-            });
+            let hasher = std::thread::Builder::new()
+                .name("shape-hash".into())
+                .spawn_scoped(s, move || {
+                    let mut h = Sha256::new();
+                    for bytes in rx {
+                        h.update(&bytes);
+                    }
+                    h.finalize()
+                })
+                .map_err(|e| anyhow::anyhow!("starting the shape's hashing thread: {e}"))?;
             let mut cs = ShapeCs::new(tx);
             let made = circuit.synthesize(&mut cs);
             let counts = (cs.num_inputs, cs.num_aux, cs.num_constraints);
