@@ -20,6 +20,7 @@ FLAGS=${FLAGS:-}
 LIMIT=${LIMIT:-540}
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/provetop-cache} XDG_STATE_HOME="$W/state"
 source scripts/device-call.sh
+say "- cached before this call: $(du -sh "$XDG_CACHE_HOME" 2>/dev/null | cut -f1) in $XDG_CACHE_HOME"
 say "- size $SIZE, $PROOFS proof(s), flags: ${FLAGS:-none}; host memory $(free -g | awk '/Mem/ {print $2}') GiB, disk free $(df -h /tmp | awk 'NR==2 {print $4}')"
 
 stamp() { while IFS= read -r l; do printf '%(%T)T %s\n' -1 "$l"; done; }

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use crate::circuit::precompiled::{CircuitCache, Precompiled};
 use crate::circuit::Workload;
+use crate::memory::{MemoryBudget, Reservation};
 use crate::params::cache::{check_counts, check_matches, Origin, ParamsCache};
 use crate::params::residency::{SetStatus, Sets};
 use crate::params::PreparedVerifyingKey;
@@ -33,9 +34,12 @@ pub struct ParamsStore {
     /// Every set loaded here, by shape digest, in its tier.
     sets: Mutex<Sets>,
     circuits: CircuitCache,
-    /// Recorded circuits by shape digest. Held while recording, so two jobs of one shape
-    /// record it once.
-    recorded: Mutex<HashMap<String, Arc<Precompiled>>>,
+    /// Recorded circuits by shape digest, their bytes counted in `resident`. Held while
+    /// recording, so two jobs of one shape record it once.
+    recorded: Mutex<HashMap<String, (Arc<Precompiled>, Reservation)>>,
+    /// Host bytes of the parameters and recorded circuits held here: what the pipeline's host
+    /// budget leaves partitions is what remains of it beside these.
+    resident: Arc<MemoryBudget>,
     /// Where a new setup's fixed-base products run.
     products: Mutex<Arc<dyn setup::Products>>,
 }
@@ -51,6 +55,7 @@ impl ParamsStore {
             files: Mutex::default(),
             sets: Mutex::default(),
             recorded: Mutex::default(),
+            resident: MemoryBudget::new(u64::MAX),
             products: Mutex::new(Arc::new(setup::CpuProducts)),
         }
     }
@@ -66,6 +71,11 @@ impl ParamsStore {
         *self.products.lock() = products;
     }
 
+    /// Host bytes held here (parameters, recorded circuits) and by whoever else counts in it.
+    pub fn resident(&self) -> &Arc<MemoryBudget> {
+        &self.resident
+    }
+
     /// The on-disk cache of generated parameters.
     pub fn cache(&self) -> &ParamsCache {
         &self.cache
@@ -76,14 +86,15 @@ impl ParamsStore {
     pub fn circuit(&self, workload: &Workload, progress: setup::Progress) -> Result<Recorded> {
         let shape = workload.shape()?;
         let mut recorded = self.recorded.lock();
-        if let Some(pc) = recorded.get(&shape.digest) {
+        if let Some((pc, _)) = recorded.get(&shape.digest) {
             return Ok((pc.clone(), None));
         }
         let (pc, origin) = self
             .circuits
             .load_or_record(workload, &shape, progress)
             .with_context(|| format!("recording the circuit of {}", workload.label()))?;
-        recorded.insert(shape.digest, pc.clone());
+        let counted = self.resident.reserve(pc.bytes() as u64);
+        recorded.insert(shape.digest, (pc.clone(), counted));
         Ok((pc, Some(origin)))
     }
 
@@ -130,7 +141,7 @@ impl ParamsStore {
         let recorded = self.recorded.lock();
         let mut out: Vec<(String, u64)> = recorded
             .iter()
-            .map(|(digest, pc)| (digest.clone(), pc.bytes() as u64))
+            .map(|(digest, (pc, _))| (digest.clone(), pc.bytes() as u64))
             .collect();
         out.sort();
         out
@@ -188,6 +199,7 @@ impl ParamsStore {
             }
         };
         let loaded = Arc::new(Loaded {
+            _counted: self.resident.reserve(params.bytes() as u64),
             pvk: Arc::new(PreparedVerifyingKey::new(&params.vk)),
             params,
             shape,

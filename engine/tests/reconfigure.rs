@@ -279,3 +279,50 @@ fn a_host_budget_smaller_than_a_partition_still_proves_one_at_a_time() {
     assert!(engine.status().host_bytes_in_use == 0);
     engine.shutdown();
 }
+
+#[test]
+fn the_host_budget_leaves_partitions_only_what_the_parameters_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let workload = Workload::Synthetic {
+        log2_constraints: 14,
+    };
+    let mut cfg = EngineConfig::default();
+    cfg.set("synthesis_workers", "4").unwrap();
+    let engine = engine(&dir, cfg);
+    // The parameters first: they count in the host budget from then on.
+    engine.store().get(&workload, &|_, _, _| {}).unwrap();
+    let resident = engine.store().resident().in_use();
+    let partition = provetop_engine::pipeline::partition_bytes(1 << 14);
+    assert!(resident > partition, "{resident} vs {partition}");
+    // Room for one and a half partitions beside the parameters: one at a time. Without the
+    // parameters counted, two or more would be admitted at once.
+    let budget = resident + partition * 3 / 2;
+    engine
+        .reconfigure(&[("host_memory_budget".into(), budget.to_string())], "test")
+        .unwrap();
+    engine
+        .submit(JobSpec {
+            workload,
+            partitions: 4,
+            seed: 0,
+            priority: provetop_engine::pipeline::Priority::Normal,
+            name: None,
+        })
+        .unwrap();
+    let (mut verified, mut most) = (0, 0);
+    while verified < 4 {
+        most = most.max(engine.status().host_bytes_in_use);
+        match engine.outcomes().recv_timeout(Duration::from_millis(1)) {
+            Ok(Outcome::Partition(p)) => {
+                assert!(p.record.verified);
+                verified += 1;
+            }
+            Ok(_) | Err(_) => {}
+        }
+    }
+    assert!(
+        most <= partition,
+        "{most} bytes of partitions held at once under a budget for one"
+    );
+    engine.shutdown();
+}

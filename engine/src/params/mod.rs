@@ -75,4 +75,6 @@ pub struct Loaded {
     pub shape: Shape,
     /// Where they came from and how long that took.
     pub origin: cache::Origin,
+    /// Their bytes, counted in the engine's host memory for as long as they are held.
+    pub(crate) _counted: crate::memory::Reservation,
 }

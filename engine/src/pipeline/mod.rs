@@ -199,6 +199,7 @@ impl EngineHandle {
         let mut config = config;
         crate::pipeline::auto::resolve(&mut config, &machine);
         let mut state = State::new(config)?;
+        state.resident = store.resident().clone();
         for exec in gpus.into_iter().chain(extra) {
             state.add_device(exec);
         }
@@ -316,7 +317,13 @@ impl EngineHandle {
         let count = st.synthesized_bound() + st.cfg.gpu_workers_per_device * st.devices.len();
         drop(st);
         let plan = synthesis::stage_plan(loaded, precompiled && exec.evaluates_abc());
-        exec.reserve_prestage(plan, count)
+        let bytes = exec.reserve_prestage(plan, count)?;
+        // The pool's blocks serve every later set: counted once, at their largest.
+        let mut st = self.shared.state.lock();
+        if st.prestaged.as_ref().is_none_or(|r| r.bytes() < bytes) {
+            st.prestaged = Some(st.resident.reserve(bytes));
+        }
+        Ok(bytes)
     }
 
     /// Submits a job; its parameters must be obtainable (loaded, cached or generated first).

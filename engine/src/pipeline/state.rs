@@ -140,6 +140,11 @@ pub(crate) struct State {
     pub prover_pool: Arc<ThreadPool>,
     /// Host memory of partitions between synthesis and their proof (`host_memory_budget`).
     pub host: Arc<MemoryBudget>,
+    /// Host memory held for the whole run (parameters, recorded circuits, page-locked blocks):
+    /// partitions get what it leaves of `host`'s limit.
+    pub resident: Arc<MemoryBudget>,
+    /// The page-locked prestaging blocks' bytes, counted in `resident`.
+    pub prestaged: Option<Reservation>,
     pub finished: u64,
     pub config_log: Vec<ConfigChange>,
     /// Changes waiting for the N-th finished partition.
@@ -185,6 +190,8 @@ impl State {
             synthesis: SynthesisPools::new(cfg.synthesis_workers, cfg.synthesis_threads)?,
             prover_pool: pool("prover", cfg.prover_threads)?,
             host: MemoryBudget::new(host_budget(cfg.host_memory_budget)),
+            resident: MemoryBudget::new(u64::MAX),
+            prestaged: None,
             cfg,
             jobs: BTreeMap::new(),
             next_job: 0,
@@ -239,7 +246,12 @@ impl State {
         admitted
             // One partition is always admitted, so a budget smaller than a partition slows
             // the engine to one at a time instead of stopping it.
-            && (self.host.in_use() == 0 || self.host.fits(bytes))
+            && (self.host.in_use() == 0 || self.host.fits_under(bytes, self.partitions_room()))
+    }
+
+    /// What the host budget leaves partitions beside the memory held for the whole run.
+    pub fn partitions_room(&self) -> u64 {
+        self.host.limit().saturating_sub(self.resident.in_use())
     }
 
     /// The most partitions synthesising or synthesised and waiting for a device at once.

@@ -34,6 +34,16 @@ pub fn partition_bytes(rows: usize) -> u64 {
     rows.next_power_of_two() as u64 * 32 * 6
 }
 
+/// Host bytes a partition staged as `plan` holds beside the page-locked blocks: with a, b and c
+/// left to the device, its witness and a copy of it as it is staged (a 32 GiB PoRep partition:
+/// 8.3 GB, where [`partition_bytes`] is 25.8 GB); else [`partition_bytes`].
+fn held_bytes(plan: &StagePlan) -> u64 {
+    match plan.witness {
+        Some(n) => n as u64 * 32 * 2,
+        None => partition_bytes(plan.rows),
+    }
+}
+
 pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     if !(1..=super::MAX_PARTITIONS).contains(&spec.partitions) {
         bail!(
@@ -44,9 +54,11 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     }
     spec.workload.validate()?;
     let loaded = shared.store.get(&spec.workload, &|_, _, _| {})?;
-    let wanted = {
+    let (wanted, on_devices) = {
         let st = shared.state.lock();
-        crate::pipeline::auto::precompiled_for(&st.cfg, &spec.workload, st.abc_on_devices())
+        let on_devices = st.abc_on_devices();
+        let wanted = crate::pipeline::auto::precompiled_for(&st.cfg, &spec.workload, on_devices);
+        (wanted, on_devices)
     };
     let precompiled = match wanted {
         true => Some(shared.store.circuit(&spec.workload, &|_, _, _| {})?.0),
@@ -69,7 +81,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
             },
         );
     }
-    let bytes = partition_bytes(loaded.shape.num_rows());
+    let bytes = held_bytes(&stage_plan(&loaded, precompiled.is_some() && on_devices));
     let (label, kind, priority) = (spec.workload.label(), spec.workload.kind(), spec.priority);
     let name = spec.name.clone();
     st.jobs.insert(
