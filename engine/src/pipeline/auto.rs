@@ -104,6 +104,33 @@ pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
     }
 }
 
+/// `synthesis_workers` left to `auto` on a GPU, for partitions of `bytes` each with `room` bytes
+/// of host memory for them: the machine's choice, or as many as fit when fewer do (a 32 GiB
+/// PoRep partition's 8.3 GB beside 47 GB of parameters), so that the cores go to the partitions
+/// that can run rather than to pools that wait. None where it is not `auto` or nothing changes.
+pub fn workers_for_memory(
+    cfg: &EngineConfig,
+    m: &Machine,
+    room: u64,
+    bytes: u64,
+) -> Option<(usize, String)> {
+    if !cfg.is_auto("synthesis_workers") || m.backend != BackendKind::Cuda || m.gpus == 0 {
+        return None;
+    }
+    let cores = (m.cores.max(1) / 2).clamp(2, MAX_WORKERS);
+    let fit = (room / bytes.max(1)).max(1) as usize;
+    let n = cores.min(fit);
+    let why = match n < cores {
+        true => format!(
+            "{n}: host memory holds {fit} partition(s) of {:.1} GB beside what the run keeps              ({:.1} GB free of the budget), each with a share of every synthesis thread",
+            bytes as f64 / 1e9,
+            room as f64 / 1e9
+        ),
+        false => format!("{n}: half of {} cores, to keep {} GPU(s) fed", m.cores, m.gpus),
+    };
+    (n != cfg.synthesis_workers).then_some((n, why))
+}
+
 /// Whether a job of `workload` takes the pre-compiled path: `precompiled`, except that `auto`
 /// leaves the synthetic workload its own fused synthesis when a, b, c would be evaluated on
 /// the host (`abc_on_devices` false): there the fused synthesis is faster (bench/results/
@@ -168,6 +195,41 @@ mod tests {
                 assert_eq!(cfg.prestage, on_gpu, "{at}");
             }
         }
+    }
+
+    #[test]
+    fn synthesis_workers_fit_the_host_memory_left_to_partitions() {
+        let m = Machine {
+            cores: 16,
+            gpus: 1,
+            backend: BackendKind::Cuda,
+        };
+        let mut cfg = EngineConfig::default();
+        resolve(&mut cfg, &m);
+        assert_eq!(cfg.synthesis_workers, 8);
+        // 8MiB partitions: memory is not the limit.
+        assert!(workers_for_memory(&cfg, &m, 60 << 30, 246 << 20).is_none());
+        // 32 GiB: 20 GB left beside the parameters holds two of 8.3 GB.
+        let (n, why) = workers_for_memory(&cfg, &m, 20_000_000_000, 8_300_000_000).unwrap();
+        assert_eq!(n, 2, "{why}");
+        assert!(why.contains("host memory"), "{why}");
+        // Less than one partition's room still runs one at a time.
+        cfg.synthesis_workers = 2;
+        assert_eq!(workers_for_memory(&cfg, &m, 1, 8 << 30).unwrap().0, 1);
+        // Back to the machine's choice once the room is there again.
+        cfg.synthesis_workers = 1;
+        assert_eq!(workers_for_memory(&cfg, &m, 1 << 40, 1 << 20).unwrap().0, 8);
+        // A value the user set is theirs; the cpu backend keeps its own.
+        cfg.set("synthesis_workers", "3").unwrap();
+        assert!(workers_for_memory(&cfg, &m, 1, 8 << 30).is_none());
+        let cpu = Machine {
+            backend: BackendKind::Cpu,
+            gpus: 0,
+            ..m
+        };
+        let mut cfg = EngineConfig::default();
+        resolve(&mut cfg, &cpu);
+        assert!(workers_for_memory(&cfg, &cpu, 1, 8 << 30).is_none());
     }
 
     #[test]

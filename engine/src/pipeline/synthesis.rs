@@ -98,6 +98,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
             bytes,
         },
     );
+    fit_workers_to_memory(shared, &mut st);
     drop(st);
     shared.bus.publish(Event::Job(JobEvent {
         t,
@@ -110,6 +111,36 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     }));
     shared.cv.notify_all();
     Ok(job)
+}
+
+/// `synthesis_workers` on `auto`: as many pools as the host memory left beside what the run
+/// keeps holds partitions of the largest open job, each with its share of the threads.
+fn fit_workers_to_memory(shared: &Arc<Shared>, st: &mut super::state::State) {
+    let bytes = st.jobs.values().map(|j| j.bytes).max().unwrap_or(0);
+    let room = st.partitions_room();
+    let Some((n, why)) =
+        crate::pipeline::auto::workers_for_memory(&st.cfg, &shared.machine, room, bytes)
+    else {
+        return;
+    };
+    let change = crate::telemetry::ConfigChange {
+        t: shared.clock.now(),
+        key: "synthesis_workers".into(),
+        from: st.cfg.synthesis_workers.to_string(),
+        to: n.to_string(),
+        by: "auto".into(),
+        applied: true,
+        error: None,
+    };
+    if let Err(e) = st.synthesis.rebuild(n, st.cfg.synthesis_threads) {
+        tracing::warn!("synthesis pools for {n} workers: {e:#}");
+        return;
+    }
+    tracing::info!("synthesis_workers = auto: {why}");
+    st.cfg.synthesis_workers = n;
+    st.cfg.auto.insert("synthesis_workers".into(), Some(why));
+    st.config_log.push(change.clone());
+    shared.bus.publish(Event::Config(change));
 }
 
 pub(super) fn cancel(shared: &Arc<Shared>, job: JobId) -> bool {
