@@ -79,6 +79,8 @@ fn main() -> ExitCode {
         None if interactive => dashboard::main(&cli),
         None => headless::main(&cli.engine_args(), None),
     };
+    // A generated set still being written to the cache is finished, not cut short.
+    provetop_engine::params::cache::finish_writes();
     match result {
         Ok(code) => ExitCode::from(code as u8),
         // A reader that stopped early (`| head`) is not an error of ours.

@@ -95,26 +95,95 @@ impl ParamsCache {
                 ),
             }
         }
-        let params = generate()?;
+        let params = Arc::new(generate()?);
         let seconds = start.elapsed().as_secs_f64();
-        let saved = std::fs::create_dir_all(&self.dir)
-            .map_err(anyhow::Error::from)
-            .and_then(|_| not_filecoins(&self.dir))
-            .and_then(|_| room_for(&self.dir, params.bytes() as u64))
-            .and_then(|_| set_aside(&path))
-            .and_then(|_| io::save_params(&params, &path))
-            .and_then(|_| mark_generated(&path, label));
-        let path = match saved {
-            Ok(()) => Some(path),
-            Err(e) => {
-                tracing::warn!(
-                    "could not cache params in {} ({e:#}); they live for this run only",
-                    self.dir.display()
-                );
-                None
-            }
+        let save = {
+            let (dir, path, label, params) = (
+                self.dir.clone(),
+                path.clone(),
+                label.to_string(),
+                params.clone(),
+            );
+            move || save_generated(&dir, &path, &label, &params)
         };
-        Ok((Arc::new(params), Origin::Generated { path, seconds }))
+        let path = match params.bytes() as u64 >= BACKGROUND_BYTES {
+            true => save_in_background(save).then_some(path),
+            false => save(),
+        };
+        Ok((params, Origin::Generated { path, seconds }))
+    }
+}
+
+/// Sets at least this large are written to the cache beside the proofs that use them: a 32 GiB
+/// PoRep's 47 GB take a minute of disk, which the first proofs need not wait for.
+const BACKGROUND_BYTES: u64 = 1 << 30;
+
+/// Cache writes still running; the process waits for them before it exits.
+static WRITES: std::sync::Mutex<Vec<std::thread::JoinHandle<()>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Runs `save` on a thread of its own; false (with a warning: the set lives for this run only)
+/// when the OS gives no thread.
+fn save_in_background(save: impl FnOnce() -> Option<PathBuf> + Send + 'static) -> bool {
+    let spawned = std::thread::Builder::new()
+        .name("params-write".into())
+        .spawn(move || {
+            save();
+        });
+    match spawned {
+        Ok(h) => {
+            WRITES.lock().unwrap_or_else(|e| e.into_inner()).push(h);
+            true
+        }
+        Err(e) => {
+            tracing::warn!(
+                "no thread to write the parameters to the cache ({e}); they live for this run only"
+            );
+            false
+        }
+    }
+}
+
+/// Waits for the parameter sets still being written to the cache, saying so when there are any:
+/// a file cut short by the process's exit would cost the next start its whole setup.
+pub fn finish_writes() {
+    let pending = std::mem::take(&mut *WRITES.lock().unwrap_or_else(|e| e.into_inner()));
+    let running = pending.iter().filter(|h| !h.is_finished()).count();
+    if running > 0 {
+        eprintln!("params: finishing {running} cache write(s) before exiting");
+    }
+    for h in pending {
+        let _ = h.join();
+    }
+}
+
+/// Writes a generated set into the cache at `path`, marked as generated; the path, or None
+/// (with a warning) when it could not be cached and lives for this run only.
+fn save_generated(dir: &Path, path: &Path, label: &str, params: &Parameters) -> Option<PathBuf> {
+    let start = Instant::now();
+    let saved = std::fs::create_dir_all(dir)
+        .map_err(anyhow::Error::from)
+        .and_then(|_| not_filecoins(dir))
+        .and_then(|_| room_for(dir, params.bytes() as u64))
+        .and_then(|_| set_aside(path))
+        .and_then(|_| io::save_params(params, path))
+        .and_then(|_| mark_generated(path, label));
+    match saved {
+        Ok(()) => {
+            tracing::info!(
+                "cached {} in {:.1} s",
+                path.display(),
+                start.elapsed().as_secs_f64()
+            );
+            Some(path.to_path_buf())
+        }
+        Err(e) => {
+            tracing::warn!(
+                "could not cache params in {} ({e:#}); they live for this run only",
+                dir.display()
+            );
+            None
+        }
     }
 }
 
@@ -234,6 +303,24 @@ pub fn check_matches(p: &Parameters, shape: &Shape) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_in_the_background_is_finished_before_the_process_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        let (shape, p) = tiny();
+        let path = dir.path().join("set.params");
+        let saving = (dir.path().to_path_buf(), path.clone(), Arc::new(p));
+        let background = save_in_background(move || {
+            // Slower than the check below, were it not waited for.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            save_generated(&saving.0, &saving.1, "tiny", &saving.2)
+        });
+        assert!(background && !path.exists());
+        finish_writes();
+        let again = io::load_params(&path).unwrap();
+        check_matches(&again, &shape).unwrap();
+        assert!(path.with_extension("params.generated").exists());
+    }
 
     fn tiny() -> (Shape, Parameters) {
         use crate::circuit::Workload;

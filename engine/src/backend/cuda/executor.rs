@@ -283,6 +283,24 @@ impl Executor for CudaExecutor {
                 self.released.notify_all();
             } else {
                 drop(running);
+                // Nothing else holds device memory: this partition does not fit here. The CPU
+                // proves it only where the host has room for what that takes (a 2^27
+                // partition: 26 GB more, and minutes): a run at production size is not to be
+                // ended by the host's OOM killer.
+                let need = crate::pipeline::partition_bytes(1 << input.log2_domain);
+                let free = crate::hostmem::available_memory().unwrap_or(0);
+                if free < need.saturating_mul(2) {
+                    anyhow::bail!(
+                        "{}: {e} with no other partition on the device: a partition of 2^{} rows \
+                         does not fit its memory beside the resident parameters and circuit \
+                         (see the VRAM view), and the host has {:.1} GB available of the {:.1} GB \
+                         the CPU would need to prove it instead",
+                        self.name,
+                        input.log2_domain,
+                        free as f64 / 1e9,
+                        need as f64 * 2.0 / 1e9
+                    );
+                }
                 tracing::warn!(
                     "{}: {e}; this partition proves on the CPU instead",
                     self.name
