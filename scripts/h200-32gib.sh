@@ -2,8 +2,8 @@
 # Production-size proofs on one GPU in one device call (issue 41): for each of KINDS (porep;
 # also snap, window-post, winning-post) gen-vanilla builds a sparse sector's request of SIZE
 # (32GiB; 64GiB), then `bench --request` proves it PROOFS times with FLAGS (none by default): its
-# parameters are generated on the GPU into the device's cache first (marked generated) and removed
-# after the kind's run (the disk holds one production set), and every proof is checked by
+# parameters are generated on the GPU into the device's cache first (marked generated; a kind's
+# are removed before the next kind's, the disk holds one production set), and every proof is checked by
 # filecoin-proofs against their verifying key. Beside it, once a second:
 # NVML's memory used and utilisation, and the host's memory and CPU (vmstat), so the summary
 # gives peaks as well as the bench's own table.
@@ -57,10 +57,14 @@ prove() { # kind: its request, then PROOFS proofs of it, with NVML and vmstat be
   fi
   tail -40 "$K/bench.log" >"$OUT/$kind-bench-tail.log"
   rm -f "$K/request.json"
-  # The next kind's parameters need the disk.
-  rm -rf "$XDG_CACHE_HOME/provetop/params"
 }
 
-for kind in $KINDS; do prove "$kind"; done
+prev=
+for kind in $KINDS; do
+  # The disk holds one production set: the last kind's stay for a next call on a warm machine.
+  [ -n "$prev" ] && rm -rf "$XDG_CACHE_HOME/provetop/params"
+  prove "$kind"
+  prev=$kind
+done
 tar czf "$OUT/logs.tar.gz" -C "$W" --exclude='*.json' . 2>/dev/null
 cat "$S"
