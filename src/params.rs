@@ -3,6 +3,7 @@
 //! page-locked ahead.
 
 use anyhow::{Context, Result};
+use provetop_engine::circuit::precompiled::Precompiled;
 use provetop_engine::circuit::Workload;
 use provetop_engine::params::cache::Origin;
 use provetop_engine::store::{Loaded, ParamsStore};
@@ -39,7 +40,8 @@ pub fn prepare_with(session: &Session, sink: Sink) -> Result<Arc<Loaded>> {
     let mut largest: Option<(Arc<Loaded>, bool)> = None;
     for part in &session.plan.parts {
         let precompiled = session.engine.precompiled_for(&part.workload);
-        let loaded = load(session, &part.workload, precompiled, sink)?;
+        let (loaded, circuit) = load(session, &part.workload, precompiled, sink)?;
+        session.engine.check_fits(&loaded, circuit.as_deref())?;
         let rows = |l: &Loaded| l.shape.num_rows();
         if largest
             .as_ref()
@@ -62,7 +64,7 @@ fn load(
     workload: &Workload,
     precompiled: bool,
     sink: Sink,
-) -> Result<Arc<Loaded>> {
+) -> Result<(Arc<Loaded>, Option<Arc<Precompiled>>)> {
     let started = Instant::now();
     let label = workload.label();
     let tty = std::io::stderr().is_terminal() && sink.is_none();
@@ -116,7 +118,7 @@ fn load(
         );
     }
     // Parameters the user named that do not fit are bad input; a failed setup is not.
-    let loaded = loaded.map(|(l, _)| l);
+    let loaded = loaded.map(|(l, recorded)| (l, recorded.map(|(pc, _)| pc)));
     match session.params_file {
         true => usage(loaded),
         false => loaded,

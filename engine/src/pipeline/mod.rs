@@ -21,6 +21,7 @@ use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;
 
 use crate::backend::BackendKind;
+use crate::circuit::precompiled::Precompiled;
 use crate::circuit::Workload;
 use crate::config::{ConfigError, EngineConfig};
 use crate::prover::Proof;
@@ -371,6 +372,64 @@ impl EngineHandle {
                 t,
                 label: label.to_string(),
             }));
+    }
+
+    /// Whether one partition of `loaded` fits each GPU in service (`circuit`: its recorded
+    /// matrices, resident where the device evaluates a, b, c): its parameters, matrices and a
+    /// worker's buffers against the device's memory or `vram_budget`. An error names the device,
+    /// what is needed and what it has: said before the first proof rather than by every one.
+    pub fn check_fits(
+        &self,
+        loaded: &crate::store::Loaded,
+        circuit: Option<&Precompiled>,
+    ) -> Result<()> {
+        let (budget, b_g2, on_devices) = {
+            let st = self.shared.state.lock();
+            let budget = match st.cfg.vram_budget {
+                crate::config::Budget::Bytes(b) => b,
+                crate::config::Budget::Auto => u64::MAX,
+            };
+            (
+                budget,
+                st.cfg.b_g2_on == crate::config::Placement::Gpu,
+                st.abc_on_devices(),
+            )
+        };
+        let matrices = circuit
+            .filter(|_| on_devices)
+            .map_or(0, |pc| pc.bytes() as u64);
+        let p = &loaded.params;
+        let g1 = p.h.len() + p.l.len() + p.a.len() + p.b_g1.len();
+        let need = crate::backend::cuda::resident_partition_bytes(
+            &loaded.shape,
+            (g1, p.b_g2.len()),
+            matrices,
+            b_g2,
+        );
+        let gb = |b: u64| b as f64 / 1e9;
+        for d in self.devices().iter().filter(|d| d.kind == "gpu") {
+            let has = d.memory_bytes.min(budget);
+            if has > 0 && need > has {
+                anyhow::bail!(
+                    "{} ({}) cannot prove a partition of this circuit: its parameters ({:.1} GB), \
+                     recorded matrices ({:.1} GB) and one worker's buffers need {:.1} GB of device \
+                     memory, and it has {:.1} GB{}; the parameters are not streamed from the host \
+                     yet, so this size needs a card with more memory",
+                    d.id,
+                    d.name,
+                    gb(loaded.params.bytes() as u64),
+                    gb(matrices),
+                    gb(need),
+                    gb(has),
+                    if has < d.memory_bytes {
+                        " under vram_budget"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The devices the engine drives now.

@@ -35,6 +35,43 @@ pub fn partition_vram_bytes(shape: &crate::circuit::Shape, b_g2: bool) -> u64 {
     workspace::another_workers_bytes(shape.log2_domain(), msm_n, b_g2) as u64
 }
 
+/// Device memory one worker proves a partition of `shape` in with its parameter set on the
+/// device: the set's `g1` and `g2` query points (G2 only when B in G2 runs there, `b_g2`), the
+/// recorded matrices (`circuit_bytes`, where the device evaluates a, b, c) and the worker's
+/// buffers. A 32 GiB PoRep partition needs more than an 80 GB card holds.
+pub fn resident_partition_bytes(
+    shape: &crate::circuit::Shape,
+    (g1, g2): (usize, usize),
+    circuit_bytes: u64,
+    b_g2: bool,
+) -> u64 {
+    let g2 = if b_g2 { g2 * 192 } else { 0 };
+    (g1 * 96 + g2) as u64 + circuit_bytes + partition_vram_bytes(shape, b_g2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::circuit::Workload;
+
+    #[test]
+    fn one_partition_at_2_27_fits_the_h200_it_proved_on_and_not_an_80_gb_card() {
+        // The synthetic 2^27 set: A and B over every variable. It proved on an H200 (150 GB)
+        // with one worker, B in G2 there, peaking at 124.7 GB (bench/results/h200-2026-11-30e).
+        let shape = Workload::Synthetic {
+            log2_constraints: 27,
+        }
+        .shape()
+        .unwrap();
+        let vars = shape.num_inputs + shape.num_aux;
+        let g1 = (1 << 27) - 1 + shape.num_aux + 2 * vars;
+        let need = resident_partition_bytes(&shape, (g1, vars), 7_000_000_000, true);
+        assert!(need > partition_vram_bytes(&shape, true));
+        assert!(need > 85_520_000_000, "{need}: an 80 GB card's 81,559 MiB");
+        assert!(need < 150_000_000_000, "{need}: the H200 it proved on");
+    }
+}
+
 use cudarc::driver::{CudaContext, CudaModule};
 use serde::Serialize;
 use std::sync::{Arc, OnceLock};
