@@ -102,6 +102,43 @@ impl Domain {
             .for_each(|v| *v *= n_inv);
     }
 
+    /// Every Lagrange basis polynomial of the domain at `tau`, L_i(τ) = (τ^n − 1)/n · ω^i/(τ − ω^i):
+    /// the inverse transform of τ's powers, in one pass and one batch inversion a chunk (at 2^27
+    /// the transform took 15 s of 16 cores); None when τ lies in the domain.
+    pub fn lagrange_at(&self, tau: Scalar) -> Option<Vec<Scalar>> {
+        let n = self.size();
+        let scale = (tau.pow_vartime([n as u64]) - Scalar::ONE) * self.n_inv();
+        if bool::from(scale.is_zero()) {
+            return None;
+        }
+        // ω^i from the half table: ω^(i + n/2) = −ω^i.
+        let half = self.twiddles.len();
+        let omega = |i: usize| match (n, i < half) {
+            (1, _) => Scalar::ONE,
+            (_, true) => self.twiddles[i],
+            (_, false) => -self.twiddles[i - half],
+        };
+        let mut out = vec![Scalar::ZERO; n];
+        out.par_chunks_mut(MIN_PAR)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                let at = c * MIN_PAR;
+                // Prefix products of the denominators, one inversion, then back to front.
+                let mut acc = Scalar::ONE;
+                for (k, v) in chunk.iter_mut().enumerate() {
+                    *v = acc;
+                    acc *= tau - omega(at + k);
+                }
+                let mut inv = acc.invert().unwrap();
+                for (k, v) in chunk.iter_mut().enumerate().rev() {
+                    let d = tau - omega(at + k);
+                    *v *= inv * scale * omega(at + k);
+                    inv *= d;
+                }
+            });
+        Some(out)
+    }
+
     fn n_inv(&self) -> Scalar {
         Scalar::from(self.size() as u64).invert().unwrap()
     }
@@ -172,6 +209,23 @@ fn bit_reverse(x: &mut [Scalar], log2: u32) {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn lagrange_values_in_closed_form_are_the_inverse_transform_of_powers() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for log2 in [0, 1, 3, 10, 11, 13] {
+            let d = Domain::new(log2);
+            let tau = Scalar::random(&mut rng);
+            let mut want: Vec<Scalar> =
+                (0..d.size() as u64).map(|j| tau.pow_vartime([j])).collect();
+            d.intt(&mut want);
+            assert_eq!(d.lagrange_at(tau).unwrap(), want, "2^{log2}");
+        }
+        // A point of the domain has no such values.
+        assert!(Domain::new(4)
+            .lagrange_at(Domain::new(4).twiddles[3])
+            .is_none());
+    }
 
     fn naive(x: &[Scalar], omega: Scalar) -> Vec<Scalar> {
         (0..x.len())

@@ -1,7 +1,7 @@
 //! Groth16 parameter generation: fresh random toxic waste (tau, alpha, beta, gamma, delta),
 //! used once and dropped, and every query computed with fixed-base window tables in parallel.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use bellpepper_core::{
     Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
 };
@@ -147,9 +147,9 @@ pub fn generate_with<R: RngCore + CryptoRng>(
     // Each vector is dropped once used: at 32 GiB every one of them is 4 GB or more, and the
     // queries made (47 GB) come on top of what is still held.
     progress("evaluating the circuit at tau", 0, 1);
-    let powers = powers(tau, m);
-    let mut lagrange = powers.clone();
-    domain.intt(&mut lagrange);
+    let lagrange = domain
+        .lagrange_at(tau)
+        .context("tau fell in the evaluation domain; run the setup again")?;
     let [mut at, bt, ct] = evaluate(&lagrange)?;
     let total = shape.num_inputs + shape.num_aux;
     if [&at, &bt, &ct].iter().any(|v| v.len() != total) {
@@ -172,6 +172,7 @@ pub fn generate_with<R: RngCore + CryptoRng>(
         .collect();
     drop(ct);
     let z_over_delta = (tau.pow_vartime([m as u64]) - Scalar::ONE) * delta_inv;
+    let powers = powers(tau, m);
     let h_scalars: Vec<Scalar> = powers[..m - 1]
         .par_iter()
         .map(|p| *p * z_over_delta)
