@@ -37,7 +37,7 @@ pub type Sink<'a> = Option<&'a (dyn Fn(&Step) + Sync)>;
 /// [`prepare`], reporting each step to `sink` (stderr when `None`).
 pub fn prepare_with(session: &Session, sink: Sink) -> Result<Arc<Loaded>> {
     let mut first = None;
-    let mut largest: Option<(Arc<Loaded>, bool)> = None;
+    let mut largest: Option<(&Workload, Arc<Loaded>, bool)> = None;
     for part in &session.plan.parts {
         let precompiled = session.engine.precompiled_for(&part.workload);
         let (loaded, circuit) = load(session, &part.workload, precompiled, sink)?;
@@ -45,14 +45,14 @@ pub fn prepare_with(session: &Session, sink: Sink) -> Result<Arc<Loaded>> {
         let rows = |l: &Loaded| l.shape.num_rows();
         if largest
             .as_ref()
-            .is_none_or(|(l, _)| rows(l) < rows(&loaded))
+            .is_none_or(|(_, l, _)| rows(l) < rows(&loaded))
         {
-            largest = Some((loaded.clone(), precompiled));
+            largest = Some((&part.workload, loaded.clone(), precompiled));
         }
         first.get_or_insert(loaded);
     }
-    if let Some((loaded, precompiled)) = largest {
-        reserve_prestage(session, &loaded, precompiled, sink);
+    if let Some((workload, loaded, precompiled)) = largest {
+        reserve_prestage(session, workload, &loaded, precompiled, sink);
     }
     first.context("a run without a workload")
 }
@@ -243,7 +243,13 @@ fn progress_line(
 
 /// Page-locks the prestaging memory before the first job, saying so when it takes a while.
 /// Failing to is not an error: partitions then stage as they go.
-fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool, sink: Sink) {
+fn reserve_prestage(
+    session: &Session,
+    workload: &Workload,
+    loaded: &Loaded,
+    precompiled: bool,
+    sink: Sink,
+) {
     let start = Instant::now();
     if let Some(sink) = sink {
         sink(&Step {
@@ -254,7 +260,10 @@ fn reserve_prestage(session: &Session, loaded: &Loaded, precompiled: bool, sink:
             left: None,
         });
     }
-    match session.engine.reserve_prestage(loaded, precompiled) {
+    match session
+        .engine
+        .reserve_prestage(workload, loaded, precompiled)
+    {
         Ok(0) => {}
         Ok(bytes) => {
             let line = format!(

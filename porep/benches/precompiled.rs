@@ -1,12 +1,13 @@
 //! Host-side synthesis of one partition, plain against pre-compiled (the witness alone, then
 //! a, b, c from the recorded matrices on the CPU), in constraints per second on one core and on
-//! every core; for PoRep 2KiB (a test sector sealed here once and cached), SHA-256 and the
+//! every core, and the witness's CPU nanoseconds a row; for PoRep and SnapDeals 2KiB (a test
+//! sector sealed here once and cached; `SNAP=8MiB` for an 8MiB update), SHA-256 and the
 //! synthetic workload, in wall-clock and CPU seconds (the CPU's are what a shared machine's load
 //! leaves alone). Every pre-compiled assignment is checked equal to the plain one. Then
 //! the memory of each: the recorded matrices and a partition's witness and a, b, c, in bytes per
 //! constraint.
 //!
-//!     cargo bench -p provetop-porep --bench precompiled [-- ROUNDS=N] [C1=FILE] [porep] [sha256] [synthetic]
+//!     cargo bench -p provetop-porep --bench precompiled [-- ROUNDS=N] [C1=FILE] [SNAP=SIZE] [porep] [snap] [sha256] [synthetic]
 //!
 //! `C1=FILE` proves the sector of a C1 file (e.g. an 8MiB one sealed before) instead of the
 //! 2KiB test sector.
@@ -16,6 +17,8 @@
 
 use provetop_engine::circuit::precompiled::Precompiled;
 use provetop_engine::circuit::Workload;
+use provetop_porep::kind::Kind;
+use provetop_porep::prepared::prepare_sealed;
 use provetop_porep::{prepare, PorepArgs, SectorSize};
 use std::time::Instant;
 
@@ -77,7 +80,7 @@ fn main() {
         .find_map(|a| a.strip_prefix("ROUNDS=")?.parse().ok())
         .unwrap_or(3);
     let picked = |name: &str| {
-        let names = ["porep", "sha256", "synthetic"];
+        let names = ["porep", "snap", "sha256", "synthetic"];
         !args.iter().any(|a| names.contains(&a.as_str())) || args.iter().any(|a| a == name)
     };
     let mut cases = vec![];
@@ -93,6 +96,15 @@ fn main() {
         };
         let porep = prepare(&args, &|line| eprintln!("{line}")).expect("a PoRep sector");
         cases.push(porep.circuits.workload());
+    }
+    if picked("snap") {
+        let size = args
+            .iter()
+            .find_map(|a| a.strip_prefix("SNAP="))
+            .map_or(SectorSize::S2KiB, |s| s.parse().expect("SNAP=2KiB or 8MiB"));
+        let progress = |line: &str| eprintln!("{line}");
+        let snap = prepare_sealed(Kind::Snap, size, 0, None, &progress).expect("an update");
+        cases.push(snap.circuits().workload());
     }
     if picked("sha256") {
         cases.push(Workload::Sha256 { blocks: 64 });
@@ -121,7 +133,7 @@ fn main() {
             let [plain, wit, eval] = pool.install(|| measure(w, &pc, rounds));
             let pre = wit[0] + eval[0];
             table.push(format!(
-                "| {} | {} | {:.0} | {:.0} | {:.0} | {:.2} ({:.2}) | {:.2} ({:.2}) | {:.2} ({:.2}) | {:.2}× |",
+                "| {} | {} | {:.0} | {:.0} | {:.0} | {:.2} ({:.2}) | {:.2} ({:.2}) | {:.0} | {:.2} ({:.2}) | {:.2}× |",
                 w.label(),
                 threads,
                 rows,
@@ -131,6 +143,7 @@ fn main() {
                 plain[1],
                 wit[0],
                 wit[1],
+                wit[1] / rows * 1e9,
                 eval[0],
                 eval[1],
                 plain[0] / pre
@@ -152,8 +165,8 @@ fn main() {
         "medians of {rounds} partitions; k/s: thousands of rows (constraints and input rows) a \
          wall-clock second; CPU s: every thread's\n"
     );
-    println!("| circuit | threads | rows | plain k/s | pre-compiled k/s | plain s (CPU s) | witness s (CPU s) | abc_eval s (CPU s) | speed-up |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| circuit | threads | rows | plain k/s | pre-compiled k/s | plain s (CPU s) | witness s (CPU s) | witness CPU ns/row | abc_eval s (CPU s) | speed-up |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for line in table {
         println!("{line}");
     }

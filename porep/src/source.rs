@@ -329,6 +329,10 @@ impl<Tree: 'static + MerkleTreeTrait> Partitions for PorepParts<Tree> {
         Kind::Porep
     }
 
+    fn parallel_witness(&self) -> bool {
+        true
+    }
+
     /// Each challenge on a core of its own, its SHA-256 computed natively (`witness`).
     fn witness(&self, k: usize, aux: usize) -> Result<Witness> {
         crate::witness::partition(

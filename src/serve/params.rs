@@ -161,7 +161,9 @@ impl ParamSets {
             .with_context(|| format!("parameters for {id}"))?;
         let mut pinned = self.pinned.lock();
         if pinned.is_none() {
-            let reserved = self.engine.reserve_prestage(&loaded, precompiled);
+            let reserved = self
+                .engine
+                .reserve_prestage(&workload, &loaded, precompiled);
             *pinned = Some(reserved.unwrap_or_else(|e| {
                 tracing::warn!("prestage: could not page-lock memory ahead ({e:#})");
                 0

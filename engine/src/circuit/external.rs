@@ -39,6 +39,12 @@ pub trait CircuitSource: Send + Sync {
     fn kind(&self) -> &str {
         "external"
     }
+    /// Whether one partition's witness keeps several cores busy (PoRep's challenges do): a
+    /// serial one (synthesis through the gadgets, one core) is better served by a partition a
+    /// core than by pools whose other threads wait.
+    fn parallel_witness(&self) -> bool {
+        false
+    }
 }
 
 /// A circuit from outside the engine as the job that proves it carries it: the source, and the

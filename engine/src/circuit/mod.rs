@@ -84,6 +84,15 @@ impl Workload {
         }
     }
 
+    /// Whether one partition's witness keeps several cores busy: the built-in workloads as
+    /// they are tuned, an external circuit as its source says.
+    pub fn parallel_witness(&self) -> bool {
+        match self {
+            Workload::External { circuit } => circuit.source().parallel_witness(),
+            _ => true,
+        }
+    }
+
     /// The circuit of one partition of a built-in workload; `seed` picks its witness, never
     /// its shape. An external workload has no circuit of this type: an error.
     pub fn circuit(&self, seed: u64) -> Result<AnyCircuit> {

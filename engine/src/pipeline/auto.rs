@@ -104,29 +104,39 @@ pub fn resolve(cfg: &mut EngineConfig, m: &Machine) {
     }
 }
 
-/// `synthesis_workers` left to `auto` on a GPU, for partitions of `bytes` each with `room` bytes
-/// of host memory for them: the machine's choice, or as many as fit when fewer do (a 32 GiB
-/// PoRep partition's 8.3 GB beside 47 GB of parameters), so that the cores go to the partitions
-/// that can run rather than to pools that wait. None where it is not `auto` or nothing changes.
-pub fn workers_for_memory(
+/// `synthesis_workers` left to `auto` on a GPU, for the open jobs: partitions of up to `bytes`
+/// each with `room` bytes of host memory for them, some with a `serial` witness (one core's: a
+/// partition a core, where half as many pools of two threads left one of each pair idle). As
+/// many as the cores want, or as fit when fewer do (a 32 GiB PoRep partition's 8.3 GB beside 47
+/// GB of parameters), so that the cores go to partitions that can run. None where it is not
+/// `auto` or nothing changes.
+pub fn workers_for(
     cfg: &EngineConfig,
     m: &Machine,
-    room: u64,
-    bytes: u64,
+    (room, bytes): (u64, u64),
+    serial: bool,
 ) -> Option<(usize, String)> {
     if !cfg.is_auto("synthesis_workers") || m.backend != BackendKind::Cuda || m.gpus == 0 {
         return None;
     }
-    let cores = (m.cores.max(1) / 2).clamp(2, MAX_WORKERS);
+    let cores = m.cores.max(1);
+    let wanted = match serial {
+        true => cores.clamp(2, MAX_WORKERS),
+        false => (cores / 2).clamp(2, MAX_WORKERS),
+    };
     let fit = (room / bytes.max(1)).max(1) as usize;
-    let n = cores.min(fit);
-    let why = match n < cores {
-        true => format!(
-            "{n}: host memory holds {fit} partition(s) of {:.1} GB beside what the run keeps              ({:.1} GB free of the budget), each with a share of every synthesis thread",
+    let n = wanted.min(fit);
+    let why = match (n < wanted, serial) {
+        (true, _) => format!(
+            "{n}: host memory holds {fit} partition(s) of {:.1} GB beside what the run keeps \
+             ({:.1} GB free of the budget), each with a share of every synthesis thread",
             bytes as f64 / 1e9,
             room as f64 / 1e9
         ),
-        false => format!("{n}: half of {} cores, to keep {} GPU(s) fed", m.cores, m.gpus),
+        (false, true) => {
+            format!("{n}: a partition on each of {cores} cores, its witness being one core's")
+        }
+        (false, false) => format!("{n}: half of {cores} cores, to keep {} GPU(s) fed", m.gpus),
     };
     (n != cfg.synthesis_workers).then_some((n, why))
 }
@@ -198,7 +208,7 @@ mod tests {
     }
 
     #[test]
-    fn synthesis_workers_fit_the_host_memory_left_to_partitions() {
+    fn synthesis_workers_fit_the_witness_and_the_host_memory_left_to_partitions() {
         let m = Machine {
             cores: 16,
             gpus: 1,
@@ -208,20 +218,26 @@ mod tests {
         resolve(&mut cfg, &m);
         assert_eq!(cfg.synthesis_workers, 8);
         // 8MiB partitions: memory is not the limit.
-        assert!(workers_for_memory(&cfg, &m, 60 << 30, 246 << 20).is_none());
+        assert!(workers_for(&cfg, &m, (60 << 30, 246 << 20), false).is_none());
+        // A serial witness (SnapDeals, PoSt): a partition a core.
+        let (n, why) = workers_for(&cfg, &m, (60 << 30, 246 << 20), true).unwrap();
+        assert_eq!(n, 16, "{why}");
         // 32 GiB: 20 GB left beside the parameters holds two of 8.3 GB.
-        let (n, why) = workers_for_memory(&cfg, &m, 20_000_000_000, 8_300_000_000).unwrap();
+        let (n, why) = workers_for(&cfg, &m, (20_000_000_000, 8_300_000_000), false).unwrap();
         assert_eq!(n, 2, "{why}");
         assert!(why.contains("host memory"), "{why}");
         // Less than one partition's room still runs one at a time.
         cfg.synthesis_workers = 2;
-        assert_eq!(workers_for_memory(&cfg, &m, 1, 8 << 30).unwrap().0, 1);
+        assert_eq!(workers_for(&cfg, &m, (1, 8 << 30), true).unwrap().0, 1);
         // Back to the machine's choice once the room is there again.
         cfg.synthesis_workers = 1;
-        assert_eq!(workers_for_memory(&cfg, &m, 1 << 40, 1 << 20).unwrap().0, 8);
+        assert_eq!(
+            workers_for(&cfg, &m, (1 << 40, 1 << 20), false).unwrap().0,
+            8
+        );
         // A value the user set is theirs; the cpu backend keeps its own.
         cfg.set("synthesis_workers", "3").unwrap();
-        assert!(workers_for_memory(&cfg, &m, 1, 8 << 30).is_none());
+        assert!(workers_for(&cfg, &m, (1, 8 << 30), true).is_none());
         let cpu = Machine {
             backend: BackendKind::Cpu,
             gpus: 0,
@@ -229,7 +245,7 @@ mod tests {
         };
         let mut cfg = EngineConfig::default();
         resolve(&mut cfg, &cpu);
-        assert!(workers_for_memory(&cfg, &cpu, 1, 8 << 30).is_none());
+        assert!(workers_for(&cfg, &cpu, (1, 8 << 30), true).is_none());
     }
 
     #[test]

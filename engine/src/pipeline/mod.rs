@@ -300,6 +300,7 @@ impl EngineHandle {
     /// the witness staged instead). Returns the bytes set aside.
     pub fn reserve_prestage(
         &self,
+        workload: &Workload,
         loaded: &crate::store::Loaded,
         precompiled: bool,
     ) -> Result<u64> {
@@ -315,9 +316,15 @@ impl EngineHandle {
         if !st.cfg.prestage {
             return Ok(0);
         }
-        let count = st.synthesized_bound() + st.cfg.gpu_workers_per_device * st.devices.len();
-        drop(st);
         let plan = synthesis::stage_plan(loaded, precompiled && exec.evaluates_abc());
+        // As many synthesis workers as this workload's jobs will be given (`auto::workers_for`).
+        let room = (st.partitions_room(), synthesis::held_bytes(&plan));
+        let serial = !workload.parallel_witness();
+        let workers =
+            crate::pipeline::auto::workers_for(&st.cfg, &self.shared.machine, room, serial)
+                .map_or(st.cfg.synthesis_workers, |(n, _)| n);
+        let count = workers + QUEUE_SLACK + st.cfg.gpu_workers_per_device * st.devices.len();
+        drop(st);
         let bytes = exec.reserve_prestage(plan, count)?;
         // The pool's blocks serve every later set: counted once, at their largest.
         let mut st = self.shared.state.lock();

@@ -37,7 +37,7 @@ pub fn partition_bytes(rows: usize) -> u64 {
 /// Host bytes a partition staged as `plan` holds beside the page-locked blocks: with a, b and c
 /// left to the device, its witness and a copy of it as it is staged (a 32 GiB PoRep partition:
 /// 8.3 GB, where [`partition_bytes`] is 25.8 GB); else [`partition_bytes`].
-fn held_bytes(plan: &StagePlan) -> u64 {
+pub(super) fn held_bytes(plan: &StagePlan) -> u64 {
     match plan.witness {
         Some(n) => n as u64 * 32 * 2,
         None => partition_bytes(plan.rows),
@@ -98,7 +98,7 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
             bytes,
         },
     );
-    fit_workers_to_memory(shared, &mut st);
+    fit_workers(shared, &mut st);
     drop(st);
     shared.bus.publish(Event::Job(JobEvent {
         t,
@@ -113,13 +113,15 @@ pub(super) fn submit(shared: &Arc<Shared>, spec: JobSpec) -> Result<JobId> {
     Ok(job)
 }
 
-/// `synthesis_workers` on `auto`: as many pools as the host memory left beside what the run
-/// keeps holds partitions of the largest open job, each with its share of the threads.
-fn fit_workers_to_memory(shared: &Arc<Shared>, st: &mut super::state::State) {
+/// `synthesis_workers` on `auto`, as the open jobs want it (`auto::workers_for`): a partition
+/// a core where a witness is serial, and no more than the host memory left beside what the run
+/// keeps holds of the largest, each pool with its share of the threads.
+fn fit_workers(shared: &Arc<Shared>, st: &mut super::state::State) {
     let bytes = st.jobs.values().map(|j| j.bytes).max().unwrap_or(0);
+    let serial = (st.jobs.values()).any(|j| !j.spec.workload.parallel_witness());
     let room = st.partitions_room();
     let Some((n, why)) =
-        crate::pipeline::auto::workers_for_memory(&st.cfg, &shared.machine, room, bytes)
+        crate::pipeline::auto::workers_for(&st.cfg, &shared.machine, (room, bytes), serial)
     else {
         return;
     };
