@@ -154,11 +154,17 @@ impl ParamSets {
         let start = Instant::now();
         let quiet = |_: &str, _: usize, _: usize| {};
         let precompiled = self.engine.precompiled_for(&workload);
-        let (loaded, _) = self
+        let (loaded, recorded) = self
             .engine
             .store()
             .get_and_record(&workload, precompiled, (&quiet, &quiet))
             .with_context(|| format!("parameters for {id}"))?;
+        // A size the GPUs cannot hold is refused with the figures, not failed partition by
+        // partition.
+        let circuit = recorded.as_ref().map(|(pc, _)| &**pc);
+        self.engine
+            .check_fits(&loaded, circuit)
+            .with_context(|| format!("proving {id}"))?;
         let mut pinned = self.pinned.lock();
         if pinned.is_none() {
             let reserved = self
