@@ -94,7 +94,10 @@ pub const ENGINE_KEYS: [KeySpec; 17] = [
         name: "synthesis_workers",
         check: Check::Count(1, MAX_WORKERS),
         default: "auto",
-        auto: Some("half the cores with a GPU (at least 2), else up to 2"),
+        auto: Some(
+            "with a GPU half the cores (at least 2), every core for a serial witness (SnapDeals, \
+             PoSt), no more than the host memory holds; else up to 2",
+        ),
         live: Liveness::Live,
         help: "Partitions synthesised at once.",
     },
@@ -190,9 +193,10 @@ pub const ENGINE_KEYS: [KeySpec; 17] = [
         default: "auto",
         auto: None,
         live: Liveness::Live,
-        help: "Host memory partitions may hold between synthesis and their proof, at least what \
-               one partition holds (a refusal says how much); auto is four fifths of the memory \
-               available.",
+        help: "Host memory the engine may hold: parameter sets, recorded circuits and \
+               page-locked blocks, and partitions between synthesis and their proof in what those \
+               leave (one at a time at least); at least what one partition holds (a refusal says \
+               how much); auto is four fifths of the memory available at start.",
     },
     KeySpec {
         name: "vram_budget",
