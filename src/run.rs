@@ -251,7 +251,8 @@ pub fn start_mixed(args: &EngineArgs, mix: Option<&Mix>) -> Result<Session> {
     let cfg = engine.config();
     let mut plan = plan;
     if args.concurrency == Concurrency::Auto {
-        let (jobs, why) = engine.auto_concurrency(plan.partitions);
+        let serial = plan.parts.iter().any(|p| !p.workload.parallel_witness());
+        let (jobs, why) = engine.auto_concurrency(plan.partitions, serial);
         tracing::info!("concurrency = auto: {why}");
         plan.concurrency = jobs;
         plan.concurrency_auto = Some(why);

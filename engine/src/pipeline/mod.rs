@@ -239,8 +239,10 @@ impl EngineHandle {
         })
     }
 
-    /// `--concurrency auto`: jobs of `partitions` to keep submitted, and why.
-    pub fn auto_concurrency(&self, partitions: u32) -> (u64, String) {
+    /// `--concurrency auto`: jobs of `partitions` to keep submitted, and why; `serial` when
+    /// their witness is one core's, so that they get a synthesis worker a core
+    /// (`auto::workers_for`) and enough jobs to keep those busy.
+    pub fn auto_concurrency(&self, partitions: u32, serial: bool) -> (u64, String) {
         let st = self.shared.state.lock();
         let workers = st
             .devices
@@ -248,7 +250,13 @@ impl EngineHandle {
             .filter(|d| !d.retiring)
             .map(|d| d.target)
             .sum();
-        crate::pipeline::auto::jobs_in_flight(&st.cfg, workers, partitions)
+        let mut cfg = st.cfg.clone();
+        let wanted =
+            crate::pipeline::auto::workers_for(&cfg, &self.shared.machine, (u64::MAX, 1), serial);
+        if let Some((n, _)) = wanted.filter(|(n, _)| *n > cfg.synthesis_workers) {
+            cfg.synthesis_workers = n;
+        }
+        crate::pipeline::auto::jobs_in_flight(&cfg, workers, partitions)
     }
 
     /// The backend proving, `auto` resolved at start.

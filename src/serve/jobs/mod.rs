@@ -300,9 +300,11 @@ impl Jobs {
                     if let Some(head) = st.queue.front().cloned() {
                         let e = &st.entries[&head];
                         let parts = e.proof.as_ref().map_or(1, |p| p.circuits().partitions);
+                        let serial = (e.proof.as_ref())
+                            .is_some_and(|p| !p.circuits().workload().parallel_witness());
                         let limit = self
                             .concurrency
-                            .unwrap_or_else(|| self.engine.auto_concurrency(parts).0);
+                            .unwrap_or_else(|| self.engine.auto_concurrency(parts, serial).0);
                         // Critical work goes to the engine at once (its queues put it first);
                         // low work only when nothing else runs.
                         let room = match e.priority {
