@@ -95,8 +95,8 @@ pub const ENGINE_KEYS: [KeySpec; 17] = [
         check: Check::Count(1, MAX_WORKERS),
         default: "auto",
         auto: Some(
-            "with a GPU half the cores (at least 2), every core for a serial witness (SnapDeals, \
-             PoSt), no more than the host memory holds; else up to 2",
+            "half the cores with a GPU (at least 2; every core for a serial witness, SnapDeals' \
+             and PoSt's; no more than the host memory holds), else up to 2",
         ),
         live: Liveness::Live,
         help: "Partitions synthesised at once.",

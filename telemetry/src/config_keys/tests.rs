@@ -77,10 +77,7 @@ fn the_check_is_the_tables() {
 fn the_flag_help_says_what_the_engine_does() {
     let s = spec("synthesis_workers").unwrap();
     let help = s.flag_help();
-    assert!(
-        help.contains("[default: auto: with a GPU half the cores"),
-        "{help}"
-    );
+    assert!(help.contains("[default: auto: half the cores"), "{help}");
     assert!(!help.contains("[default: 2]"), "{help}");
     assert_eq!(s.placeholder(), "N|auto");
     assert_eq!(spec("lock").unwrap().placeholder(), "single|two-lock|none");
