@@ -81,11 +81,16 @@ pub(super) fn apply_locked(
         tracing::warn!("applying the configuration: {e:#}");
     }
     for c in &applied {
-        tracing::info!("config {}: {} -> {} (by {})", c.key, c.from, c.to, c.by);
-        st.config_log.push(c.clone());
-        shared.bus.publish(Event::Config(c.clone()));
+        record(shared, st, c.clone());
     }
     Ok(applied)
+}
+
+/// A change applied: in the log, the config log and the event stream.
+pub(super) fn record(shared: &Shared, st: &mut State, c: ConfigChange) {
+    tracing::info!("config {}: {} -> {} (by {})", c.key, c.from, c.to, c.by);
+    st.config_log.push(c.clone());
+    shared.bus.publish(Event::Config(c));
 }
 
 /// Refuses values the backend cannot run: B in G2 on a GPU where no GPU proves.

@@ -141,8 +141,7 @@ fn fit_workers(shared: &Arc<Shared>, st: &mut super::state::State) {
     tracing::info!("synthesis_workers = auto: {why}");
     st.cfg.synthesis_workers = n;
     st.cfg.auto.insert("synthesis_workers".into(), Some(why));
-    st.config_log.push(change.clone());
-    shared.bus.publish(Event::Config(change));
+    super::reconfigure::record(shared, st, change);
 }
 
 pub(super) fn cancel(shared: &Arc<Shared>, job: JobId) -> bool {
